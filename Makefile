@@ -1,0 +1,28 @@
+# The two commands: `make run` (the app on its embedded defaults) and `make test`.
+VENV := .venv
+STAMP := $(VENV)/.setup-stamp
+
+.PHONY: run test setup lint bench clean
+
+$(STAMP): pyproject.toml scripts/setup.sh scripts/system-packages.txt
+	bash scripts/setup.sh
+
+setup: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/companion
+
+test: $(STAMP)
+	$(VENV)/bin/python -m ruff check app tests bench
+	$(VENV)/bin/python -m mypy app
+	$(VENV)/bin/python -m pytest -q -ra
+
+lint: $(STAMP)
+	$(VENV)/bin/python -m ruff check app tests bench
+	$(VENV)/bin/python -m mypy app
+
+bench: $(STAMP)
+	$(VENV)/bin/python bench/bench_turn.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,224 @@
+"""Playing speech: in chunks of at most 40 ms, so `stop()` silences within one chunk.
+
+Each `play()` reports how much of the sentence was actually heard, and the
+RMS level of every chunk (the avatar's mouth follows it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from app.tts.engine import SynthesizedAudio
+
+log = logging.getLogger(__name__)
+
+CHUNK_MS = 40
+LevelCallback = Callable[[float], None]
+
+
+class PlaybackError(Exception):
+    """No sound can be played (no output device); the message says so in words."""
+
+
+class Heard(enum.Enum):
+    FULL = "full"
+    PARTIAL = "partial"
+    NONE = "none"
+
+
+@dataclass(slots=True, frozen=True)
+class PlaybackReport:
+    heard: Heard
+    played_s: float
+    total_s: float
+
+    @property
+    def fraction(self) -> float:
+        return self.played_s / self.total_s if self.total_s else 0.0
+
+
+def chunk_level(chunk: np.ndarray) -> float:
+    """Mouth openness 0..1 from a chunk's RMS (speech sits around -30..-10 dBFS)."""
+    if chunk.size == 0:
+        return 0.0
+    rms = math.sqrt(float(np.mean(np.square(chunk.astype(np.float32) / 32768.0))))
+    if rms <= 1e-4:
+        return 0.0
+    db = 20 * math.log10(rms)
+    return min(1.0, max(0.0, (db + 45.0) / 35.0))
+
+
+@runtime_checkable
+class AudioSink(Protocol):
+    """Where speech goes: a sound device, a WAV file, a test."""
+
+    async def play(
+        self, audio: SynthesizedAudio, *, on_level: LevelCallback | None = None
+    ) -> PlaybackReport: ...
+
+    def stop(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass
+class MemorySink:
+    """Collects what is played (for `companion turn --out` and tests); can keep real time."""
+
+    realtime: bool = False
+    sample_rate: int | None = None
+    chunks: list[bytes] = field(default_factory=list)
+    first_sample_at: float | None = None
+    _stopped: bool = False
+
+    async def play(
+        self, audio: SynthesizedAudio, *, on_level: LevelCallback | None = None
+    ) -> PlaybackReport:
+        self._stopped = False
+        if self.sample_rate is None:
+            self.sample_rate = audio.sample_rate
+        pcm = audio.pcm
+        if audio.sample_rate != self.sample_rate:
+            from app.audio.wav import float_to_pcm16, pcm16_to_float, resample
+
+            pcm = float_to_pcm16(resample(pcm16_to_float(pcm), audio.sample_rate, self.sample_rate))
+        samples = np.frombuffer(pcm, dtype="<i2")
+        step = max(1, self.sample_rate * CHUNK_MS // 1000)
+        played = 0
+        for start in range(0, samples.size, step):
+            if self._stopped:
+                break
+            chunk = samples[start : start + step]
+            if self.first_sample_at is None and np.any(chunk):
+                self.first_sample_at = time.perf_counter()
+            self.chunks.append(chunk.tobytes())
+            played += chunk.size
+            if on_level is not None:
+                on_level(chunk_level(chunk))
+            if self.realtime:
+                await asyncio.sleep(chunk.size / self.sample_rate)
+        if on_level is not None:
+            on_level(0.0)
+        total_s = samples.size / self.sample_rate
+        played_s = played / self.sample_rate
+        heard = Heard.FULL if played >= samples.size else Heard.PARTIAL if played else Heard.NONE
+        return PlaybackReport(heard, played_s, total_s)
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    @property
+    def pcm(self) -> bytes:
+        return b"".join(self.chunks)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class SoundDeviceSink:
+    """Speech through sounddevice/PortAudio, written 40 ms at a time from a worker thread."""
+
+    def __init__(self, device: str | int | None = None, volume: float = 1.0) -> None:
+        self._device = device
+        self._volume = volume
+        self._stream: Any = None
+        self._rate: int | None = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def check_available(device: str | int | None = None) -> None:
+        """Raise `PlaybackError` in words when there is no output device."""
+        try:
+            import sounddevice as sd
+
+            sd.query_devices(device, kind="output")
+        except Exception as exc:
+            raise PlaybackError(
+                "No sound output device was found, so replies are shown but not heard "
+                f"({exc}). Connect speakers or pick a device in the settings."
+            ) from exc
+
+    def _open(self, rate: int) -> Any:
+        import sounddevice as sd
+
+        if self._stream is not None and self._rate == rate:
+            return self._stream
+        self._close_stream()
+        try:
+            stream = sd.OutputStream(
+                samplerate=rate, channels=1, dtype="int16", device=self._device, latency="low"
+            )
+            stream.start()
+        except Exception as exc:
+            raise PlaybackError(f"The sound output device cannot be opened ({exc})") from exc
+        self._stream, self._rate = stream, rate
+        return stream
+
+    def _close_stream(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.abort()
+                self._stream.close()
+            except Exception:
+                log.debug("closing the output stream failed", exc_info=True)
+        self._stream, self._rate = None, None
+
+    def _play_sync(self, audio: SynthesizedAudio, on_level: LevelCallback | None) -> PlaybackReport:
+        with self._lock:
+            stream = self._open(audio.sample_rate)
+            samples = np.frombuffer(audio.pcm, dtype="<i2")
+            if self._volume != 1.0:
+                samples = np.clip(samples.astype(np.float32) * self._volume, -32768, 32767).astype(
+                    "<i2"
+                )
+            step = max(1, audio.sample_rate * CHUNK_MS // 1000)
+            written = 0
+            for start in range(0, samples.size, step):
+                if self._stop.is_set():
+                    stream.abort()  # drop what is queued: silent within one chunk
+                    stream.start()
+                    break
+                chunk = samples[start : start + step]
+                if on_level is not None:
+                    on_level(chunk_level(chunk))
+                stream.write(chunk.reshape(-1, 1))
+                written += chunk.size
+            total_s = samples.size / audio.sample_rate
+            # What is still in the device buffer was not heard yet if we stopped.
+            latency = float(getattr(stream, "latency", 0.0) or 0.0)
+            played_s = max(
+                0.0, written / audio.sample_rate - (latency if self._stop.is_set() else 0)
+            )
+            if on_level is not None:
+                on_level(0.0)
+            if written >= samples.size and not self._stop.is_set():
+                return PlaybackReport(Heard.FULL, total_s, total_s)
+            return PlaybackReport(Heard.PARTIAL if played_s > 0 else Heard.NONE, played_s, total_s)
+
+    async def play(
+        self, audio: SynthesizedAudio, *, on_level: LevelCallback | None = None
+    ) -> PlaybackReport:
+        self._stop.clear()
+        return await asyncio.to_thread(self._play_sync, audio, on_level)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def aclose(self) -> None:
+        self._stop.set()
+        await asyncio.to_thread(self._close_locked)
+
+    def _close_locked(self) -> None:
+        with self._lock:
+            self._close_stream()

@@ -1,0 +1,161 @@
+"""Voice activity: Silero VAD (ONNX, 512-sample frames at 16 kHz) and endpointing.
+
+`SileroVad` turns frames into speech probabilities. `Endpointer` turns
+probabilities into utterances with hysteresis, a pre-speech pad, a minimum
+speech length and an end-of-turn silence.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import importlib.util
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+FRAME_SAMPLES = 512
+FRAME_BYTES = FRAME_SAMPLES * 2
+FRAME_MS = FRAME_SAMPLES * 1000 / 16_000  # 32 ms
+_CONTEXT = 64
+
+
+def silero_model_path() -> Path:
+    """The Silero v6 ONNX file that faster-whisper ships."""
+    spec = importlib.util.find_spec("faster_whisper")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError("faster-whisper is not installed: pip install faster-whisper")
+    path = Path(spec.origin).parent / "assets" / "silero_vad_v6.onnx"
+    if not path.is_file():
+        raise FileNotFoundError(f"Silero VAD model missing at {path}; reinstall faster-whisper")
+    return path
+
+
+class SileroVad:
+    """Streaming Silero VAD; `probability(frame)` for consecutive 512-sample frames."""
+
+    def __init__(self, model_path: Path | None = None) -> None:
+        import onnxruntime
+
+        opts = onnxruntime.SessionOptions()
+        opts.inter_op_num_threads = 1
+        opts.intra_op_num_threads = 1
+        opts.log_severity_level = 4
+        self._session = onnxruntime.InferenceSession(
+            str(model_path or silero_model_path()),
+            providers=["CPUExecutionProvider"],
+            sess_options=opts,
+        )
+        self.reset()
+
+    def reset(self) -> None:
+        self._h = np.zeros((1, 1, 128), dtype=np.float32)
+        self._c = np.zeros((1, 1, 128), dtype=np.float32)
+        self._context = np.zeros(_CONTEXT, dtype=np.float32)
+
+    def probability(self, frame: bytes | np.ndarray) -> float:
+        if isinstance(frame, bytes | bytearray | memoryview):
+            samples = np.frombuffer(frame, dtype="<i2").astype(np.float32) / 32768.0
+        else:
+            samples = frame.astype(np.float32, copy=False)
+        if samples.size != FRAME_SAMPLES:
+            raise ValueError(f"Silero VAD needs {FRAME_SAMPLES}-sample frames, got {samples.size}")
+        batch = np.concatenate([self._context, samples])[None, :]
+        out, self._h, self._c = self._session.run(
+            None, {"input": batch, "h": self._h, "c": self._c}
+        )
+        self._context = samples[-_CONTEXT:]
+        return float(np.asarray(out).reshape(-1)[0])
+
+
+class VadEventKind(enum.Enum):
+    SPEECH_STARTED = "speech_started"
+    SPEECH_ENDED = "speech_ended"
+
+
+@dataclass(slots=True)
+class Utterance:
+    """One finished stretch of speech: PCM including the pre-speech pad."""
+
+    pcm: bytes
+    speech_ms: float
+    cut: bool = False  # True when `max_utterance_s` ended it, not silence
+
+
+@dataclass(slots=True)
+class EndpointerConfig:
+    start_threshold: float = 0.5
+    stop_threshold: float = 0.35
+    end_silence_ms: int = 640
+    pre_speech_pad_ms: int = 300
+    min_speech_ms: int = 250
+    max_utterance_s: float = 30.0
+
+
+@dataclass
+class Endpointer:
+    """Frames in, utterances out. Feed 512-sample frames with their speech probability."""
+
+    config: EndpointerConfig = field(default_factory=EndpointerConfig)
+    in_speech: bool = False
+
+    def __post_init__(self) -> None:
+        pad_frames = max(1, round(self.config.pre_speech_pad_ms / FRAME_MS))
+        self._pad: collections.deque[bytes] = collections.deque(maxlen=pad_frames)
+        self._frames: list[bytes] = []
+        self._speech_frames = 0
+        self._silence_frames = 0
+
+    def reset(self) -> None:
+        self.in_speech = False
+        self._pad.clear()
+        self._frames = []
+        self._speech_frames = 0
+        self._silence_frames = 0
+
+    def flush(self) -> Utterance | None:
+        """End the current utterance now (the input ended mid-speech)."""
+        if not self.in_speech:
+            return None
+        utterance = Utterance(b"".join(self._frames), self._speech_frames * FRAME_MS, cut=True)
+        self.reset()
+        return utterance
+
+    def push(
+        self, frame: bytes, probability: float
+    ) -> tuple[VadEventKind | None, Utterance | None]:
+        """Returns (event, utterance): SPEECH_STARTED once speech begins; SPEECH_ENDED with
+        the utterance when the end silence has passed (or `None` for a too-short blip)."""
+        cfg = self.config
+        if not self.in_speech:
+            if probability >= cfg.start_threshold:
+                self.in_speech = True
+                self._frames = [*self._pad, frame]
+                self._pad.clear()
+                self._speech_frames, self._silence_frames = 1, 0
+                return VadEventKind.SPEECH_STARTED, None
+            self._pad.append(frame)
+            return None, None
+        self._frames.append(frame)
+        if probability >= cfg.stop_threshold:
+            self._speech_frames += 1 + self._silence_frames
+            self._silence_frames = 0
+        else:
+            self._silence_frames += 1
+        too_long = len(self._frames) * FRAME_MS >= cfg.max_utterance_s * 1000
+        if self._silence_frames * FRAME_MS >= cfg.end_silence_ms or too_long:
+            speech_ms = self._speech_frames * FRAME_MS
+            pcm = b"".join(self._frames)
+            self.in_speech = False
+            self._frames = []
+            self._speech_frames = self._silence_frames = 0
+            if speech_ms < cfg.min_speech_ms:
+                return VadEventKind.SPEECH_ENDED, None
+            return VadEventKind.SPEECH_ENDED, Utterance(pcm, speech_ms, cut=too_long)
+        return None, None
+
+
+def frames(pcm: bytes) -> list[bytes]:
+    """Split PCM into whole 512-sample frames (a short tail is dropped)."""
+    return [pcm[i : i + FRAME_BYTES] for i in range(0, len(pcm) - FRAME_BYTES + 1, FRAME_BYTES)]

@@ -1,0 +1,162 @@
+"""Settings: defaults, then the user's TOML file, then `COMPANION_*` environment variables.
+
+The file lives in the user's config directory (platformdirs) and is meant to be
+edited by hand. Secrets are `SecretStr`: they print masked everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+APP_NAME = "companion"
+CONFIG_ENV = "COMPANION_CONFIG"
+
+
+def config_path() -> Path:
+    """The config file: `$COMPANION_CONFIG` if set, else `<user config dir>/config.toml`."""
+    explicit = os.environ.get(CONFIG_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
+
+
+def data_dir() -> Path:
+    """Where history and captures are kept; `$COMPANION_DATA_DIR` overrides."""
+    explicit = os.environ.get("COMPANION_DATA_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+class ChatSettings(BaseModel):
+    """The chat model. `model` is `provider/name`; `local/smollm2` is the embedded default."""
+
+    model: str = "local/smollm2"
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    api_style: Literal["chat", "responses"] = "chat"
+    temperature: float | None = 0.7
+    max_tokens: int | None = 200
+    timeout_s: float = 60.0
+    local_model_path: Path | None = None
+    local_threads: int | None = None
+    local_context: int = 2048
+
+
+class SpeechSettings(BaseModel):
+    adapter: Literal["whisper_local"] = "whisper_local"
+    model: str = "tiny.en"
+    model_path: Path | None = None
+    language: str | None = "en"
+    threads: int | None = None
+
+
+class VadSettings(BaseModel):
+    start_threshold: float = Field(0.5, ge=0.0, le=1.0)
+    stop_threshold: float = Field(0.35, ge=0.0, le=1.0)
+    end_silence_ms: int = Field(640, ge=100, le=5000)
+    pre_speech_pad_ms: int = Field(300, ge=0, le=2000)
+    min_speech_ms: int = Field(250, ge=0, le=5000)
+    max_utterance_s: float = Field(30.0, ge=1.0)
+
+
+class AudioSettings(BaseModel):
+    input_device: str | int | None = None
+    output_device: str | int | None = None
+    volume: float = Field(1.0, ge=0.0, le=2.0)
+    # Without headphones the mic hears the companion: ignore it while speaking,
+    # plus this tail for the room's echo.
+    echo_tail_ms: int = 250
+
+
+class TTSSettings(BaseModel):
+    engine: Literal["pyttsx3"] = "pyttsx3"
+    voice: str | None = None
+    rate: int = 175
+    lookahead: int = Field(2, ge=1, le=8)
+
+
+class PersonaSettings(BaseModel):
+    name: str = "Mika"
+    system_prompt: str | None = None
+
+
+class Settings(BaseSettings):
+    """All settings. Environment: `COMPANION_CHAT__MODEL=...` etc. (double underscore nests)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="COMPANION_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    chat: ChatSettings = ChatSettings()
+    speech: SpeechSettings = SpeechSettings()
+    vad: VadSettings = VadSettings()
+    audio: AudioSettings = AudioSettings()
+    tts: TTSSettings = TTSSettings()
+    persona: PersonaSettings = PersonaSettings()
+    expression_idle_s: float = 20.0
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = config_path()
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if path.is_file():
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=path))
+        return tuple(sources)
+
+
+class ConfigError(Exception):
+    """The config file cannot be used; the message says where and what to fix."""
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Load settings; a broken config file becomes a `ConfigError` naming the file and the field."""
+    path = config_path()
+    if path.is_file():
+        try:
+            tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path} is not valid TOML ({exc}); fix or delete it") from exc
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"Settings in {path} or COMPANION_* are invalid: {problems}") from exc
+
+
+def masked_dump(settings: Settings) -> dict[str, Any]:
+    """Settings as plain data with every secret masked (for `companion config show`)."""
+
+    def mask(value: Any) -> Any:
+        if isinstance(value, SecretStr):
+            raw = value.get_secret_value()
+            return "" if not raw else "****" + (raw[-4:] if len(raw) >= 12 else "")
+        if isinstance(value, dict):
+            return {k: mask(v) for k, v in value.items()}
+        if isinstance(value, Path):
+            return str(value)
+        return value
+
+    data: dict[str, Any] = mask(settings.model_dump())
+    return data

@@ -1,0 +1,124 @@
+"""Events a `VoiceSession` emits for its presenters (the Qt window, the CLI, tests).
+
+Data flows one way: the session emits; presenters listen. A presenter never
+reaches into the session's parts, it calls the session's few public methods.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+class Status(enum.StrEnum):
+    STARTING = "starting"
+    LOADING = "loading"
+    LISTENING = "listening"
+    HEARING = "hearing you"
+    TRANSCRIBING = "transcribing"
+    THINKING = "thinking"
+    SPEAKING = "speaking"
+    MUTED = "mic off"
+    IDLE = "ready"
+    ERROR = "error"
+
+
+@dataclass(slots=True, frozen=True)
+class StatusChanged:
+    status: Status
+    detail: str = ""
+
+
+@dataclass(slots=True, frozen=True)
+class UserTranscript:
+    """What the user said; `final=False` while it may still change."""
+
+    text: str
+    final: bool
+    turn_id: int
+
+
+@dataclass(slots=True, frozen=True)
+class AssistantSentence:
+    """One reply sentence as it becomes ready (shown as it is spoken)."""
+
+    display_text: str
+    tts_text: str
+    expressions: tuple[str, ...]
+    turn_id: int
+    is_thinking: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class ExpressionChanged:
+    expression: str
+    intensity: float = 1.0
+
+
+@dataclass(slots=True, frozen=True)
+class MouthLevel:
+    """Mouth openness 0..1 from the RMS envelope of what is playing."""
+
+    level: float
+
+
+@dataclass(slots=True, frozen=True)
+class TurnFinished:
+    turn_id: int
+    timings_ms: dict[str, float]
+    interrupted: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class Notice:
+    """Something the user should read, in words. `error=True` shows it as a problem."""
+
+    message: str
+    error: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class MicStateChanged:
+    enabled: bool
+    available: bool
+    detail: str = ""
+
+
+SessionEvent = (
+    StatusChanged
+    | UserTranscript
+    | AssistantSentence
+    | ExpressionChanged
+    | MouthLevel
+    | TurnFinished
+    | Notice
+    | MicStateChanged
+)
+
+Listener = Callable[[SessionEvent], None]
+
+
+@dataclass(slots=True)
+class EventHub:
+    """Fan-out of session events to listeners; a failing listener never breaks the session."""
+
+    listeners: list[Listener] = field(default_factory=list)
+    history: list[tuple[float, SessionEvent]] = field(default_factory=list)
+    keep_history: bool = False
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self.listeners.append(listener)
+        return lambda: self.listeners.remove(listener)
+
+    def emit(self, event: SessionEvent) -> None:
+        if self.keep_history:
+            self.history.append((time.perf_counter(), event))
+        for listener in list(self.listeners):
+            try:
+                listener(event)
+            except Exception:  # a presenter bug must not stop the conversation
+                import logging
+
+                logging.getLogger(__name__).exception("session listener failed")

@@ -1,0 +1,141 @@
+"""Model routes: `provider/model` strings, and what each provider needs to be reached."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from app.llm.errors import AuthenticationError
+
+__all__ = ["PROVIDERS", "ModelRoute", "ProviderInfo", "parse_model_route", "resolve_api_key"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderInfo:
+    """How to reach one provider. `wire` names the protocol module in `app.llm.wire`."""
+
+    name: str
+    label: str
+    wire: str
+    default_base_url: str | None
+    api_key_env: str | None
+    key_required: bool
+
+
+PROVIDERS: Mapping[str, ProviderInfo] = {
+    info.name: info
+    for info in [
+        ProviderInfo(
+            "openai", "OpenAI", "openai_chat", "https://api.openai.com/v1", "OPENAI_API_KEY", True
+        ),
+        ProviderInfo(
+            "anthropic",
+            "Anthropic",
+            "anthropic",
+            "https://api.anthropic.com/v1",
+            "ANTHROPIC_API_KEY",
+            True,
+        ),
+        ProviderInfo(
+            "gemini",
+            "Google Gemini",
+            "gemini",
+            "https://generativelanguage.googleapis.com/v1beta",
+            "GEMINI_API_KEY",
+            True,
+        ),
+        ProviderInfo(
+            "openrouter",
+            "OpenRouter",
+            "openai_chat",
+            "https://openrouter.ai/api/v1",
+            "OPENROUTER_API_KEY",
+            True,
+        ),
+        ProviderInfo(
+            "deepseek",
+            "DeepSeek",
+            "openai_chat",
+            "https://api.deepseek.com/v1",
+            "DEEPSEEK_API_KEY",
+            True,
+        ),
+        # Local servers need no key; one is sent only if the user gives one. They get
+        # their own variable so an OpenAI key is never sent to an arbitrary server.
+        ProviderInfo(
+            "ollama", "Ollama", "openai_chat", "http://127.0.0.1:11434/v1", "OLLAMA_API_KEY", False
+        ),
+        ProviderInfo(
+            "openai-compatible",
+            "The OpenAI-compatible server",
+            "openai_chat",
+            None,
+            "OPENAI_COMPATIBLE_API_KEY",
+            False,
+        ),
+        ProviderInfo("local", "The embedded model", "local", None, None, False),
+    ]
+}
+
+_ALIASES = {"openai_compatible": "openai-compatible", "google": "gemini", "embedded": "local"}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRoute:
+    """`provider` is a key of `PROVIDERS`; `model` is the provider's own model id."""
+
+    provider: str
+    model: str
+
+    @property
+    def info(self) -> ProviderInfo:
+        return PROVIDERS[self.provider]
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+
+def parse_model_route(model: str) -> ModelRoute:
+    """Split `provider/model` (the model id may itself contain `/`)."""
+    example = "openai/gpt-4o-mini, ollama/llama3.2 or local/smollm2"
+    provider, sep, model_id = model.strip().partition("/")
+    if not sep:
+        raise ValueError(
+            f"The model {model!r} does not say which provider serves it. "
+            f"Write it as provider/model, for example {example}."
+        )
+    provider = _ALIASES.get(provider.lower(), provider.lower())
+    if provider not in PROVIDERS:
+        known = ", ".join(PROVIDERS)
+        raise ValueError(
+            f"The model {model!r} names an unknown provider {provider!r}. "
+            f"Known providers are {known}; for example {example}."
+        )
+    if not model_id.strip():
+        raise ValueError(
+            f"The model {model!r} has no model name after the provider. "
+            f"Write it as provider/model, for example {example}."
+        )
+    return ModelRoute(provider, model_id.strip())
+
+
+def resolve_api_key(route: ModelRoute, api_key: str | None) -> str | None:
+    """The key to use: the explicit one, else the provider's environment variable.
+
+    Raises `AuthenticationError` (in words, naming the variable) when the provider
+    needs a key and there is none.
+    """
+    if api_key:
+        return api_key
+    info = route.info
+    env_key = os.environ.get(info.api_key_env, "").strip() if info.api_key_env else ""
+    if env_key:
+        return env_key
+    if info.key_required:
+        raise AuthenticationError(
+            f"{info.label} needs an API key and none is set. Enter it in the settings "
+            f"or set the environment variable {info.api_key_env}.",
+            provider=route.provider,
+        )
+    return None

@@ -1,0 +1,522 @@
+"""VoiceSession: the conductor that wires listening, the agent, speech and the avatar.
+
+The Qt window and `companion turn` drive the same session, so every behaviour
+can be tested without a screen or a sound card. The session emits events
+(`app.events`); it never touches a presenter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.agent import AgentCore, AgentTurnError, BatchInput, MemoryAgent, SentenceOutput, ToolStatus
+from app.agent.prompt import build_system_prompt
+from app.agent.storage import ConversationStorage, FileStorage
+from app.audio.capture import AudioSource, MicrophoneSource, MicrophoneUnavailable
+from app.audio.playback import AudioSink, Heard, PlaybackError, SoundDeviceSink
+from app.audio.vad import FRAME_BYTES, Endpointer, EndpointerConfig, SileroVad, VadEventKind, frames
+from app.avatar.state import EXPRESSIONS, ExpressionState
+from app.config import Settings, data_dir
+from app.events import (
+    AssistantSentence,
+    EventHub,
+    ExpressionChanged,
+    MicStateChanged,
+    MouthLevel,
+    Notice,
+    Status,
+    StatusChanged,
+    TurnFinished,
+    UserTranscript,
+)
+from app.speech import SpeechClient, SpeechConfig, SpeechError, create_speech_client
+from app.tts import SynthesizedAudio, TTSEngine, TTSError
+
+log = logging.getLogger(__name__)
+
+CONF_UID = "default"
+
+
+@dataclass(slots=True)
+class TurnResult:
+    turn_id: int
+    heard: str
+    sentences: list[SentenceOutput] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    interrupted: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "heard": self.heard,
+            "sentences": [
+                {
+                    "text": s.display_text,
+                    "spoken": s.tts_text,
+                    "expressions": list(s.actions.expressions),
+                    "thinking": s.is_thinking,
+                }
+                for s in self.sentences
+            ],
+            "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
+            "error": self.error,
+            "interrupted": self.interrupted,
+        }
+
+
+def build_provider(settings: Settings) -> Any:
+    """The chat model client for `settings.chat` (connects nothing yet)."""
+    from app.llm import create_provider_client
+
+    chat = settings.chat
+    return create_provider_client(
+        chat.model,
+        api_style=chat.api_style,
+        api_key=chat.api_key.get_secret_value() if chat.api_key else None,
+        base_url=chat.base_url,
+        timeout=chat.timeout_s,
+        model_path=chat.local_model_path,
+        n_threads=chat.local_threads,
+        n_ctx=chat.local_context,
+    )
+
+
+def build_speech(settings: Settings) -> SpeechClient:
+    sp = settings.speech
+    client = create_speech_client(
+        SpeechConfig(
+            enabled=True,
+            adapter=sp.adapter,
+            model=sp.model,
+            model_path=sp.model_path,
+            language=sp.language,
+            threads=sp.threads,
+        )
+    )
+    assert client is not None
+    return client
+
+
+def build_tts(settings: Settings) -> TTSEngine:
+    from app.tts.pyttsx3_engine import Pyttsx3Engine
+
+    return Pyttsx3Engine(voice=settings.tts.voice, rate=settings.tts.rate)
+
+
+async def _one_chunk(pcm: bytes) -> AsyncIterator[bytes]:
+    step = 32_000
+    for i in range(0, len(pcm), step):
+        yield pcm[i : i + step]
+
+
+class VoiceSession:
+    """One conversation with the companion, by voice or by typing."""
+
+    expressions: tuple[str, ...] = EXPRESSIONS
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        provider: Any = None,
+        speech: SpeechClient | None = None,
+        tts: TTSEngine | None = None,
+        sink: AudioSink | None = None,
+        source: AudioSource | None = None,
+        storage: ConversationStorage | None = None,
+        events: EventHub | None = None,
+        history_uid: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.events = events or EventHub()
+        self.provider = provider if provider is not None else build_provider(settings)
+        self.speech = speech if speech is not None else build_speech(settings)
+        self.tts = tts if tts is not None else build_tts(settings)
+        self.sink = sink
+        self._source = source
+        self.storage = storage if storage is not None else FileStorage(data_dir() / "history")
+        uids = self.storage.list_histories(CONF_UID)
+        history_uid = history_uid or (uids[-1] if uids else self.storage.create_history(CONF_UID))
+        route_model = settings.chat.model.split("/", 1)[-1]
+        core = AgentCore(
+            provider=self.provider,
+            model=route_model,
+            storage=self.storage,
+            conf_uid=CONF_UID,
+            history_uid=history_uid,
+            system_prompt=build_system_prompt(
+                settings.persona.name, template=settings.persona.system_prompt
+            ),
+            temperature=settings.chat.temperature,
+            max_tokens=settings.chat.max_tokens,
+        )
+        self.agent = MemoryAgent(core, expressions=self.expressions)
+        self.avatar = ExpressionState(idle_s=settings.expression_idle_s)
+        self._turn_ids = 0
+        self._turn_task: asyncio.Task[TurnResult] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._mic_enabled = True
+        self._speaking = False
+        self._echo_until = 0.0
+        self._closed = False
+        self._heard_sentences: list[str] = []
+        self._thinking_face = False
+
+    # ----- lifecycle -------------------------------------------------------
+    def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
+        task = asyncio.create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _status(self, status: Status, detail: str = "") -> None:
+        self.events.emit(StatusChanged(status, detail))
+
+    async def start(self, *, listen: bool = True) -> None:
+        """Open the sound devices and load the models in the background."""
+        self._status(Status.LOADING, "loading the speech and chat models")
+        if self.sink is None:
+            try:
+                SoundDeviceSink.check_available(self.settings.audio.output_device)
+                self.sink = SoundDeviceSink(
+                    self.settings.audio.output_device, self.settings.audio.volume
+                )
+            except PlaybackError as exc:
+                self.events.emit(Notice(str(exc), error=True))
+        self._spawn(self._idle_expression_loop(), "avatar-idle")
+        await self.load_models()
+        if listen:
+            if self._source is None:
+                try:
+                    name = MicrophoneSource.check_available(self.settings.audio.input_device)
+                    self._source = MicrophoneSource(self.settings.audio.input_device)
+                    self.events.emit(MicStateChanged(True, True, name))
+                except MicrophoneUnavailable as exc:
+                    self._mic_enabled = False
+                    self.events.emit(MicStateChanged(False, False, str(exc)))
+                    self._status(Status.IDLE, "no microphone: type your messages")
+                    return
+            self._spawn(self.listen(self._source), "listen")
+        self._status(Status.LISTENING if listen and self._mic_enabled else Status.IDLE)
+
+    async def load_models(self) -> None:
+        """Load what can be loaded ahead; a failure becomes a notice, not a crash."""
+        loaders: list[tuple[str, Any]] = [("speech recognition", self.speech.load())]
+        load = getattr(self.provider, "load", None)
+        if callable(load):
+            loaders.append(("chat model", load()))
+        results = await asyncio.gather(*(c for _, c in loaders), return_exceptions=True)
+        for (what, _), result in zip(loaders, results, strict=True):
+            if isinstance(result, BaseException):
+                self.events.emit(Notice(f"The {what} could not be loaded: {result}", error=True))
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.interrupt()
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(BaseException):
+                await task
+        if self._source is not None:
+            await self._source.aclose()
+        if self.sink is not None:
+            await self.sink.aclose()
+        await self.tts.aclose()
+        close = getattr(self.provider, "aclose", None)
+        if callable(close):
+            with contextlib.suppress(Exception):
+                await close()
+
+    # ----- controls --------------------------------------------------------
+    def set_mic_enabled(self, enabled: bool) -> None:
+        self._mic_enabled = enabled
+        available = self._source is not None
+        self.events.emit(MicStateChanged(enabled and available, available))
+        if available:
+            self._status(Status.LISTENING if enabled else Status.MUTED)
+
+    def interrupt(self) -> None:
+        """Stop speaking and thinking now; what was heard is kept in memory."""
+        if self.sink is not None:
+            self.sink.stop()
+        if self._turn_task is not None and not self._turn_task.done():
+            self._turn_task.cancel()
+
+    @property
+    def busy(self) -> bool:
+        return self._turn_task is not None and not self._turn_task.done()
+
+    async def send_text(self, text: str) -> TurnResult:
+        """A typed message: a turn without speech recognition."""
+        return await self._run_exclusive(self._turn_from_text(text, time.perf_counter()))
+
+    async def turn_from_pcm(self, pcm: bytes) -> TurnResult:
+        """One spoken turn from 16 kHz s16le PCM whose speech has just ended."""
+        return await self._run_exclusive(self._turn_from_pcm(pcm, time.perf_counter()))
+
+    async def _run_exclusive(self, coro: Any) -> TurnResult:
+        if self.busy:
+            self.interrupt()
+            with contextlib.suppress(BaseException):
+                await self._turn_task  # type: ignore[misc]
+        task: asyncio.Task[TurnResult] = asyncio.create_task(coro)
+        self._turn_task = task
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled() or task.done():
+                return TurnResult(self._turn_ids, "", interrupted=True)
+            raise
+
+    # ----- listening -------------------------------------------------------
+    async def listen(self, source: AudioSource) -> None:
+        """Listen continuously: VAD endpointing, then one turn per utterance."""
+        vad = await asyncio.to_thread(SileroVad)
+        v = self.settings.vad
+        endpointer = Endpointer(
+            EndpointerConfig(
+                v.start_threshold,
+                v.stop_threshold,
+                v.end_silence_ms,
+                v.pre_speech_pad_ms,
+                v.min_speech_ms,
+                v.max_utterance_s,
+            )
+        )
+        pending = bytearray()
+        async for chunk in source.chunks():
+            # Half-duplex: without headphones the mic hears the companion speak.
+            if not self._mic_enabled or self._speaking or time.perf_counter() < self._echo_until:
+                if endpointer.in_speech or pending:
+                    endpointer.reset()
+                    vad.reset()
+                    pending.clear()
+                continue
+            pending += chunk
+            while len(pending) >= FRAME_BYTES:
+                frame = bytes(pending[:FRAME_BYTES])
+                del pending[:FRAME_BYTES]
+                event, utterance = endpointer.push(frame, vad.probability(frame))
+                if event is VadEventKind.SPEECH_STARTED and not self.busy:
+                    self._status(Status.HEARING)
+                elif event is VadEventKind.SPEECH_ENDED:
+                    if utterance is None or self.busy:
+                        if not self.busy:
+                            self._status(Status.LISTENING)
+                        continue
+                    speech_end = time.perf_counter() - v.end_silence_ms / 1000
+                    self._spawn(self._voice_turn(utterance.pcm, speech_end), "voice-turn")
+
+    async def _voice_turn(self, pcm: bytes, speech_end: float) -> None:
+        result = await self._run_exclusive(self._turn_from_pcm(pcm, speech_end))
+        if not self._closed and not self.busy:
+            self._status(Status.LISTENING if self._mic_enabled else Status.MUTED)
+        log.info("turn %d timings %s", result.turn_id, result.timings_ms)
+
+    # ----- one turn --------------------------------------------------------
+    async def transcribe(self, pcm: bytes) -> str:
+        text = ""
+        async for event in self.speech.stream(_one_chunk(pcm)):
+            text = event.text
+        return text
+
+    async def _turn_from_pcm(self, pcm: bytes, speech_end: float) -> TurnResult:
+        self._turn_ids += 1
+        turn_id = self._turn_ids
+        self._status(Status.TRANSCRIBING)
+        try:
+            text = await self.transcribe(pcm)
+        except SpeechError as exc:
+            self.events.emit(Notice(str(exc), error=True))
+            return TurnResult(turn_id, "", error=str(exc))
+        transcript_at = time.perf_counter()
+        if not text.strip():
+            self._status(Status.LISTENING, "didn't catch that")
+            return TurnResult(
+                turn_id, "", timings_ms={"transcript_ms": (transcript_at - speech_end) * 1000}
+            )
+        self.events.emit(UserTranscript(text, True, turn_id))
+        result = await self._respond(text, turn_id, speech_end)
+        result.timings_ms = {
+            "transcript_ms": (transcript_at - speech_end) * 1000,
+            **result.timings_ms,
+        }
+        return result
+
+    async def _turn_from_text(self, text: str, started: float) -> TurnResult:
+        self._turn_ids += 1
+        turn_id = self._turn_ids
+        self.events.emit(UserTranscript(text, True, turn_id))
+        return await self._respond(text, turn_id, started)
+
+    async def _respond(self, text: str, turn_id: int, t0: float) -> TurnResult:
+        result = TurnResult(turn_id, text)
+        timings = result.timings_ms
+        lookahead = self.settings.tts.lookahead
+        queue: asyncio.Queue[tuple[SentenceOutput, asyncio.Task[SynthesizedAudio] | None] | None]
+        queue = asyncio.Queue(maxsize=lookahead)
+        self._heard_sentences = []
+        self._status(Status.THINKING)
+        self.events.emit(ExpressionChanged("thinking", 0.6))
+        self._thinking_face = True
+
+        def ms(now: float | None = None) -> float:
+            return ((now or time.perf_counter()) - t0) * 1000
+
+        async def produce() -> None:
+            try:
+                async for item in self.agent.chat(BatchInput([text])):
+                    if isinstance(item, ToolStatus):
+                        self._status(Status.THINKING, item.text)
+                        continue
+                    if "first_sentence_ms" not in timings:
+                        timings["first_sentence_ms"] = ms()
+                    result.sentences.append(item)
+                    task = None
+                    if item.tts_text.strip() and not item.is_thinking:
+                        task = asyncio.create_task(
+                            self.tts.synthesize(item.tts_text, rate=self.settings.tts.rate)
+                        )
+                    await queue.put((item, task))
+            finally:
+                stats = self.agent.core.last_stats
+                if stats.request_sent:
+                    timings["request_sent_ms"] = ms(stats.request_sent)
+                if stats.first_token:
+                    timings["first_token_ms"] = ms(stats.first_token)
+                await queue.put(None)
+
+        async def speak() -> None:
+            while (entry := await queue.get()) is not None:
+                sentence, task = entry
+                audio: SynthesizedAudio | None = None
+                if task is not None:
+                    try:
+                        audio = await task
+                    except TTSError as exc:
+                        self.events.emit(Notice(f"Could not speak a sentence: {exc}", error=True))
+                    if audio is not None and "first_audio_ms" not in timings:
+                        timings["first_audio_ms"] = ms()
+                self._show(sentence, turn_id)
+                if audio is not None and self.sink is not None:
+                    await self._play(audio, sentence)
+                elif not sentence.is_thinking:
+                    self._heard_sentences.append(sentence.display_text)
+
+        speaker = asyncio.create_task(speak())
+        try:
+            await produce()
+            await speaker
+        except AgentTurnError as exc:
+            result.error = str(exc)
+            await asyncio.gather(speaker, return_exceptions=True)
+            self.events.emit(Notice(str(exc), error=True))
+            self._status(Status.ERROR, str(exc))
+        except asyncio.CancelledError:
+            result.interrupted = True
+            speaker.cancel()
+            await asyncio.gather(speaker, return_exceptions=True)
+            self._drain_synthesis(queue)
+            self.agent.handle_interrupt(" ".join(self._heard_sentences))
+            self.events.emit(TurnFinished(turn_id, dict(timings), interrupted=True))
+            self._speaking = False
+            self._status(Status.LISTENING if self._mic_enabled else Status.IDLE, "interrupted")
+            raise
+        timings["total_ms"] = ms()
+        self.events.emit(TurnFinished(turn_id, dict(timings)))
+        if result.error is None:
+            self._status(Status.LISTENING if self._mic_enabled and self._source else Status.IDLE)
+        return result
+
+    @staticmethod
+    def _drain_synthesis(
+        queue: asyncio.Queue[tuple[SentenceOutput, asyncio.Task[SynthesizedAudio] | None] | None],
+    ) -> None:
+        while not queue.empty():
+            entry = queue.get_nowait()
+            if entry is not None and entry[1] is not None:
+                entry[1].cancel()
+
+    def _show(self, sentence: SentenceOutput, turn_id: int) -> None:
+        if self._thinking_face and not sentence.is_thinking:
+            # The reply has started: drop the thinking look for the sticky expression.
+            self._thinking_face = False
+            if not sentence.actions.expressions:
+                self.events.emit(ExpressionChanged(self.avatar.current, self.avatar.intensity))
+        for name in sentence.actions.expressions:
+            intensity = sentence.actions.intensities.get(name, 1.0)
+            self.avatar.set(name, intensity)
+            self.events.emit(ExpressionChanged(name, intensity))
+        if sentence.display_text or sentence.tts_text:
+            self.events.emit(
+                AssistantSentence(
+                    sentence.display_text,
+                    sentence.tts_text,
+                    tuple(sentence.actions.expressions),
+                    turn_id,
+                    sentence.is_thinking,
+                )
+            )
+
+    async def _play(self, audio: SynthesizedAudio, sentence: SentenceOutput) -> None:
+        assert self.sink is not None
+        self._speaking = True
+        self._status(Status.SPEAKING)
+        try:
+            report = await self.sink.play(
+                audio, on_level=lambda level: self.events.emit(MouthLevel(level))
+            )
+        except PlaybackError as exc:
+            self.events.emit(Notice(str(exc), error=True))
+            self.sink = None
+            self._heard_sentences.append(sentence.display_text)
+            return
+        finally:
+            self._speaking = False
+            self._echo_until = time.perf_counter() + self.settings.audio.echo_tail_ms / 1000
+        if report.heard is Heard.FULL:
+            self._heard_sentences.append(sentence.display_text)
+        elif report.heard is Heard.PARTIAL:
+            words = sentence.display_text.split()
+            kept = max(1, round(len(words) * report.fraction))
+            self._heard_sentences.append(" ".join(words[:kept]) + "…")
+
+    async def _idle_expression_loop(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            if not self.busy and self.avatar.tick():
+                self.events.emit(ExpressionChanged("neutral"))
+
+
+def trim_to_speech(pcm: bytes, settings: Settings) -> bytes:
+    """The speech part of a recording (Silero VAD), or all of it when none is found."""
+    vad = SileroVad()
+    v = settings.vad
+    endpointer = Endpointer(
+        EndpointerConfig(
+            v.start_threshold,
+            v.stop_threshold,
+            v.end_silence_ms,
+            v.pre_speech_pad_ms,
+            min_speech_ms=0,
+            max_utterance_s=10_000,
+        )
+    )
+    pieces: list[bytes] = []
+    for frame in frames(pcm):
+        _, utterance = endpointer.push(frame, vad.probability(frame))
+        if utterance is not None:
+            pieces.append(utterance.pcm)
+    tail = endpointer.flush()
+    if tail is not None:
+        pieces.append(tail.pcm)
+    return b"".join(pieces) or pcm

@@ -1,0 +1,657 @@
+"""The Companion main window: the avatar, the live transcript, the controls and a status line.
+
+The window only presents. It listens to the session's events and calls the
+session's few public methods; all the work happens in the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from PySide6.QtCore import QObject, QPoint, QPointF, QRectF, Qt, QTimer, Signal, Slot
+from PySide6.QtGui import (
+    QCloseEvent,
+    QColor,
+    QIcon,
+    QKeySequence,
+    QPainter,
+    QPainterPath,
+    QPen,
+    QPixmap,
+    QResizeEvent,
+    QShortcut,
+)
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.avatar.state import EXPRESSIONS
+from app.events import (
+    AssistantSentence,
+    ExpressionChanged,
+    MicStateChanged,
+    MouthLevel,
+    Notice,
+    SessionEvent,
+    Status,
+    StatusChanged,
+    TurnFinished,
+    UserTranscript,
+)
+from app.ui.avatar_widget import AvatarWidget
+
+if TYPE_CHECKING:
+    from app.ui.app import SessionLike
+
+log = logging.getLogger(__name__)
+
+NOTICE_SHOWN_MS = 8000  # plain notices fade; errors stay until the next notice
+MAX_TRANSCRIPT_ROWS = 300
+BUBBLE_PADDING_X = 26  # left + right, inside a bubble
+
+STATUS_COLOURS = {
+    Status.STARTING: "#f59e0b",
+    Status.LOADING: "#f59e0b",
+    Status.LISTENING: "#22a06b",
+    Status.HEARING: "#1f8ef1",
+    Status.TRANSCRIBING: "#1f8ef1",
+    Status.THINKING: "#8b5cf6",
+    Status.SPEAKING: "#ec4899",
+    Status.MUTED: "#9ca3af",
+    Status.IDLE: "#22a06b",
+    Status.ERROR: "#dc2626",
+}
+
+STYLE = """
+QMainWindow, #central { background: #f5f3fb; }
+QLabel { color: #2d2440; }
+#card { background: #ffffff; border: 1px solid #e7e2f3; border-radius: 16px; }
+#cardTitle { font-size: 15px; font-weight: 600; color: #3b2e63; }
+#cardHint { font-size: 12px; color: #a39bb8; }
+#transcript, #transcriptInner { background: transparent; border: none; }
+#placeholder { color: #b3abc6; font-size: 14px; }
+#userBubble { background: #7c5cff; border-radius: 14px; }
+#userBubble[pending="true"] { background: #b3a2ff; }
+#userBubble QLabel { color: #ffffff; background: transparent; }
+#companionBubble { background: #f4f0fe; border: 1px solid #e6defa; border-radius: 14px; }
+#companionBubble QLabel { background: transparent; }
+#caption { font-size: 11px; font-weight: 600; color: #9d94b8; }
+#userBubble #caption { color: #e6defe; }
+QLineEdit { background: #ffffff; border: 1px solid #dcd4f2; border-radius: 19px;
+            padding: 8px 14px; font-size: 14px; color: #2d2440; }
+QLineEdit:focus { border: 1px solid #8b6cf0; }
+QPushButton { border: none; border-radius: 19px; padding: 9px 18px; font-size: 14px;
+              font-weight: 600; background: #ece7fb; color: #3b2e63; }
+QPushButton:hover { background: #e2dafa; }
+QPushButton:disabled { background: #f0eef5; color: #b4afc2; }
+#sendButton { background: #7c5cff; color: #ffffff; }
+#sendButton:hover { background: #6a48f5; }
+#sendButton:disabled { background: #d3c9fc; color: #f6f3ff; }
+#stopButton { background: #ffe4e6; color: #b42335; }
+#stopButton:hover { background: #ffd3d7; }
+#micButton:checked { background: #dcfce7; color: #166534; }
+#micButton[unavailable="true"] { background: #f3f1f6; color: #a19aae; }
+#statusText { color: #4b4363; font-weight: 600; }
+#micNote { color: #b45309; }
+#notice { color: #6b6480; }
+#notice[error="true"] { color: #c62828; font-weight: 600; }
+QScrollBar:vertical { background: transparent; width: 8px; margin: 4px 2px; }
+QScrollBar::handle:vertical { background: #dcd5ef; border-radius: 3px; min-height: 30px; }
+QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical { height: 0; }
+QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical { background: none; }
+QSplitter::handle { background: transparent; }
+"""
+
+
+def describe_error(exc: BaseException) -> str:
+    """An exception in words for a person: its message, or its kind when it has none."""
+    return str(exc).strip() or type(exc).__name__
+
+
+def _repolish(widget: QWidget) -> None:
+    """Re-apply the style sheet after a dynamic property changed."""
+    widget.style().unpolish(widget)
+    widget.style().polish(widget)
+
+
+# -- transcript --------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TranscriptEntry:
+    """One line of the conversation as shown."""
+
+    speaker: Literal["user", "companion"]
+    turn_id: int
+    parts: list[tuple[str, bool]] = field(default_factory=list)  # (text, is_thinking)
+    final: bool = True
+    interrupted: bool = False
+
+    @property
+    def text(self) -> str:
+        joined = ""
+        for part, _thinking in self.parts:
+            joined = _join_sentences(joined, part)
+        return joined
+
+
+def _join_sentences(before: str, after: str) -> str:
+    # CJK text runs on without spaces between sentences.
+    if not before or not after:
+        return before + after
+    if _is_cjk(before[-1]) or _is_cjk(after[0]):
+        return before + after
+    return f"{before} {after}"
+
+
+def _is_cjk(char: str) -> bool:
+    return (
+        "\u2e80" <= char <= "\u9fff" or "\uff00" <= char <= "\uffef" or "\u3000" <= char <= "\u303f"
+    )
+
+
+@dataclass(slots=True)
+class _Row:
+    entry: TranscriptEntry
+    widget: QWidget
+    bubble: QFrame
+    body: QLabel
+
+
+class TranscriptView(QScrollArea):
+    """Both sides of the conversation as chat bubbles, updated live."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("transcript")
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        inner = QWidget()
+        inner.setObjectName("transcriptInner")
+        self._layout = QVBoxLayout(inner)
+        self._layout.setContentsMargins(14, 10, 14, 10)
+        self._layout.setSpacing(8)
+        self._placeholder = QLabel("Say something, or type a message below.")
+        self._placeholder.setObjectName("placeholder")
+        self._placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._layout.addWidget(self._placeholder, 1)
+        self._layout.addStretch(0)
+        self.setWidget(inner)
+        self._rows: list[_Row] = []
+        self._user: dict[int, _Row] = {}
+        self._companion: dict[int, _Row] = {}
+        self._follow = True  # keep the newest line in view unless the user scrolled up
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._on_scrolled)
+        bar.rangeChanged.connect(self._on_range_changed)
+
+    @property
+    def entries(self) -> list[TranscriptEntry]:
+        """The lines shown, oldest first (read them; change the view through its methods)."""
+        return [row.entry for row in self._rows]
+
+    def show_user(self, text: str, *, final: bool, turn_id: int) -> None:
+        """Show what the user said; a later text for the same turn replaces it."""
+        text = text.strip()
+        row = self._user.get(turn_id)
+        if row is not None and row.entry.final and not final:
+            return  # a late partial never overwrites the final text
+        if not text:
+            if row is not None and final:  # it came to nothing
+                self._remove(row)
+            return
+        if row is None:
+            row = self._add_row(TranscriptEntry("user", turn_id, final=final))
+            self._user[turn_id] = row
+        row.entry.parts = [(text, False)]
+        row.entry.final = final
+        row.body.setText(text)
+        self._fit(row)
+        row.bubble.setProperty("pending", not final)
+        _repolish(row.bubble)
+
+    def add_sentence(self, text: str, *, turn_id: int, thinking: bool = False) -> None:
+        """Append one reply sentence to the companion's bubble for `turn_id`."""
+        text = text.strip()
+        if not text:
+            return
+        row = self._companion.get(turn_id)
+        if row is None:
+            row = self._add_row(TranscriptEntry("companion", turn_id))
+            self._companion[turn_id] = row
+        row.entry.parts.append((text, thinking))
+        row.body.setText(_companion_html(row.entry))
+        self._fit(row)
+
+    def mark_interrupted(self, turn_id: int) -> None:
+        row = self._companion.get(turn_id)
+        if row is not None and not row.entry.interrupted:
+            row.entry.interrupted = True
+            row.body.setText(_companion_html(row.entry))
+            self._fit(row)
+
+    def _add_row(self, entry: TranscriptEntry) -> _Row:
+        self._placeholder.hide()
+        user = entry.speaker == "user"
+        bubble = QFrame()
+        bubble.setObjectName("userBubble" if user else "companionBubble")
+        box = QVBoxLayout(bubble)
+        box.setContentsMargins(BUBBLE_PADDING_X // 2, 7, BUBBLE_PADDING_X // 2, 9)
+        box.setSpacing(2)
+        caption = QLabel("You" if user else "Companion")
+        caption.setObjectName("caption")
+        body = QLabel()
+        body.setWordWrap(True)
+        body.setTextFormat(Qt.TextFormat.PlainText if user else Qt.TextFormat.RichText)
+        body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        body.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+        box.addWidget(
+            caption, 0, Qt.AlignmentFlag.AlignRight if user else Qt.AlignmentFlag.AlignLeft
+        )
+        box.addWidget(body)
+        bubble.setMaximumWidth(self._bubble_width())
+
+        row_widget = QWidget()
+        line = QHBoxLayout(row_widget)
+        line.setContentsMargins(0, 0, 0, 0)
+        if user:
+            line.addStretch(1)
+        line.addWidget(bubble)
+        if not user:
+            line.addStretch(1)
+        self._layout.insertWidget(self._layout.count() - 1, row_widget)
+        row = _Row(entry, row_widget, bubble, body)
+        self._rows.append(row)
+        while len(self._rows) > MAX_TRANSCRIPT_ROWS:
+            self._remove(self._rows[0])
+        return row
+
+    def _remove(self, row: _Row) -> None:
+        self._rows.remove(row)
+        table = self._user if row.entry.speaker == "user" else self._companion
+        if table.get(row.entry.turn_id) is row:
+            del table[row.entry.turn_id]
+        self._layout.removeWidget(row.widget)
+        row.widget.deleteLater()
+        if not self._rows:
+            self._placeholder.show()
+
+    def _bubble_width(self) -> int:
+        return max(200, int(self.viewport().width() * 0.8))
+
+    def _fit(self, row: _Row) -> None:
+        # A word-wrapped label asks for a narrow width; ask for the text's own width
+        # instead, up to the widest a bubble may be, so short lines stay on one line.
+        widest = self._bubble_width()
+        text = row.entry.text + (" — interrupted" if row.entry.interrupted else "")
+        natural = row.body.fontMetrics().horizontalAdvance(text) + 6
+        row.bubble.setMaximumWidth(widest)
+        row.body.setMinimumWidth(min(natural, widest - BUBBLE_PADDING_X))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        for row in self._rows:
+            self._fit(row)
+
+    def _on_scrolled(self, value: int) -> None:
+        self._follow = value >= self.verticalScrollBar().maximum() - 24
+
+    def _on_range_changed(self, _minimum: int, maximum: int) -> None:
+        if self._follow:
+            self.verticalScrollBar().setValue(maximum)
+
+
+def _companion_html(entry: TranscriptEntry) -> str:
+    shown = ""
+    plain = ""
+    for text, thinking in entry.parts:
+        piece = html.escape(text)
+        if thinking:
+            piece = f'<span style="color:#a39bb8; font-style:italic;">{piece}</span>'
+        joined = _join_sentences(plain, text)
+        shown += joined[len(plain) : len(joined) - len(text)] + piece  # the separator, if any
+        plain = joined
+    if entry.interrupted:
+        shown += ' <span style="color:#b0a8c4;">— interrupted</span>'
+    return shown
+
+
+# -- the window --------------------------------------------------------------------------
+
+
+class _EventBridge(QObject):
+    """Carries session events to the GUI thread, whichever thread emitted them."""
+
+    received = Signal(object)
+
+
+class MainWindow(QMainWindow):
+    """The Companion window for one session."""
+
+    closed = Signal()
+
+    def __init__(self, session: SessionLike, *, title: str = "Companion") -> None:
+        super().__init__()
+        self._session = session
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
+        self.setWindowTitle(title)
+        self.setStyleSheet(STYLE)
+        self._build()
+        self._size_and_place()
+
+        self._notice_timer = QTimer(self)
+        self._notice_timer.setSingleShot(True)
+        self._notice_timer.timeout.connect(lambda: self._set_notice("", error=False))
+
+        self._bridge = _EventBridge(self)
+        # Queued: the listener may be called on any thread, and presenting later also
+        # keeps a session that emits from inside our own calls from re-entering us.
+        self._bridge.received.connect(self.present, Qt.ConnectionType.QueuedConnection)
+        self._unsubscribe = session.events.subscribe(self._on_session_event)
+
+    # -- parts, for the app and for tests ----------------------------------------------
+
+    @property
+    def session(self) -> SessionLike:
+        return self._session
+
+    def pending_tasks(self) -> tuple[asyncio.Task[None], ...]:
+        """Session calls still running (sent messages); the app cancels them on close."""
+        return tuple(self._tasks)
+
+    def status_text(self) -> str:
+        """The status line as the user reads it."""
+        labels = (self.status_label, self.mic_note, self.notice_label)
+        return " · ".join(label.text() for label in labels if label.text() and not label.isHidden())
+
+    # -- layout ------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        central = QWidget()
+        central.setObjectName("central")
+        outer = QVBoxLayout(central)
+        outer.setContentsMargins(14, 14, 14, 10)
+        outer.setSpacing(10)
+
+        self.avatar = AvatarWidget()
+        self.avatar.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.avatar.customContextMenuRequested.connect(self._avatar_menu)
+
+        card = QFrame()
+        card.setObjectName("card")
+        card_box = QVBoxLayout(card)
+        card_box.setContentsMargins(4, 10, 4, 4)
+        card_box.setSpacing(4)
+        header = QHBoxLayout()
+        header.setContentsMargins(14, 0, 14, 0)
+        heading = QLabel("Conversation")
+        heading.setObjectName("cardTitle")
+        hint = QLabel("Esc stops a reply")
+        hint.setObjectName("cardHint")
+        header.addWidget(heading)
+        header.addStretch(1)
+        header.addWidget(hint)
+        card_box.addLayout(header)
+        self.transcript = TranscriptView()
+        card_box.addWidget(self.transcript, 1)
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.setChildrenCollapsible(False)
+        split.setHandleWidth(12)
+        split.addWidget(self.avatar)
+        split.addWidget(card)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        split.setSizes([380, 480])
+        outer.addWidget(split, 1)
+
+        controls = QHBoxLayout()
+        controls.setSpacing(8)
+        self.mic_button = QPushButton("Mic off")
+        self.mic_button.setObjectName("micButton")
+        self.mic_button.setCheckable(True)
+        self.mic_button.clicked.connect(self._on_mic_clicked)
+        self.text_input = QLineEdit()
+        self.text_input.setPlaceholderText("Type a message…")
+        self.text_input.returnPressed.connect(self.send)
+        self.text_input.textChanged.connect(self._on_text_changed)
+        self.send_button = QPushButton("Send")
+        self.send_button.setObjectName("sendButton")
+        self.send_button.setEnabled(False)
+        self.send_button.clicked.connect(self.send)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.setToolTip("Stop the reply (Esc)")
+        self.stop_button.clicked.connect(self.stop)
+        controls.addWidget(self.mic_button)
+        controls.addWidget(self.text_input, 1)
+        controls.addWidget(self.send_button)
+        controls.addWidget(self.stop_button)
+        outer.addLayout(controls)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.stop)
+
+        status = QHBoxLayout()
+        status.setContentsMargins(6, 0, 6, 0)
+        status.setSpacing(8)
+        self.status_dot = QLabel()
+        self.status_dot.setFixedSize(10, 10)
+        self.status_label = QLabel()
+        self.status_label.setObjectName("statusText")
+        self.mic_note = QLabel()
+        self.mic_note.setObjectName("micNote")
+        self.mic_note.hide()
+        self.notice_label = QLabel()
+        self.notice_label.setObjectName("notice")
+        self.notice_label.setWordWrap(True)
+        self.notice_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        status.addWidget(self.status_dot, 0, Qt.AlignmentFlag.AlignVCenter)
+        status.addWidget(self.status_label)
+        status.addWidget(self.mic_note)
+        status.addWidget(self.notice_label, 1)
+        outer.addLayout(status)
+        self._show_status(StatusChanged(Status.STARTING))
+        self._show_mic(enabled=False, available=True, detail="")
+
+        self.setCentralWidget(central)
+
+    def _size_and_place(self) -> None:
+        self.setMinimumSize(640, 460)
+        width, height = 900, 640
+        screen = self.screen()
+        if screen is not None:
+            area = screen.availableGeometry()
+            width = min(width, int(area.width() * 0.95))
+            height = min(height, int(area.height() * 0.9))
+            self.resize(width, height)
+            self.move(area.center() - QPoint(width // 2, height // 2))
+        else:
+            self.resize(width, height)
+
+    # -- presenting session events -----------------------------------------------------
+
+    def _on_session_event(self, event: SessionEvent) -> None:
+        with contextlib.suppress(RuntimeError):  # the window is already gone
+            self._bridge.received.emit(event)
+
+    @Slot(object)
+    def present(self, event: SessionEvent) -> None:
+        """Show one session event (called on the GUI thread)."""
+        if isinstance(event, MouthLevel):
+            self.avatar.set_mouth_level(event.level)
+        elif isinstance(event, UserTranscript):
+            self.transcript.show_user(event.text, final=event.final, turn_id=event.turn_id)
+        elif isinstance(event, AssistantSentence):
+            self.transcript.add_sentence(
+                event.display_text, turn_id=event.turn_id, thinking=event.is_thinking
+            )
+        elif isinstance(event, ExpressionChanged):
+            self.avatar.set_expression(event.expression, event.intensity)
+        elif isinstance(event, StatusChanged):
+            self._show_status(event)
+        elif isinstance(event, Notice):
+            self.show_notice(event.message, error=event.error)
+        elif isinstance(event, MicStateChanged):
+            self._show_mic(enabled=event.enabled, available=event.available, detail=event.detail)
+        elif isinstance(event, TurnFinished) and event.interrupted:
+            self.transcript.mark_interrupted(event.turn_id)
+
+    def _show_status(self, event: StatusChanged) -> None:
+        words = event.status.value[:1].upper() + event.status.value[1:]
+        self.status_label.setText(f"{words} — {event.detail}" if event.detail else words)
+        colour = STATUS_COLOURS.get(event.status, "#9ca3af")
+        self.status_dot.setStyleSheet(f"background: {colour}; border-radius: 5px;")
+        self.avatar.set_thinking(event.status is Status.THINKING)
+
+    def show_notice(self, message: str, *, error: bool = False) -> None:
+        """Show a message in the status line; errors in red until the next notice."""
+        self._set_notice(message, error=error)
+        if error:
+            self._notice_timer.stop()
+        else:
+            self._notice_timer.start(NOTICE_SHOWN_MS)
+
+    def _set_notice(self, message: str, *, error: bool) -> None:
+        self.notice_label.setText(message)
+        self.notice_label.setToolTip(message)
+        self.notice_label.setProperty("error", error)
+        _repolish(self.notice_label)
+
+    def _show_mic(self, *, enabled: bool, available: bool, detail: str) -> None:
+        button = self.mic_button
+        on = enabled and available
+        button.setChecked(on)
+        button.setEnabled(available)
+        button.setProperty("unavailable", not available)
+        _repolish(button)
+        if not available:
+            state, text = "unavailable", "No mic"
+            tip = f"Microphone unavailable: {detail}" if detail else "Microphone unavailable"
+        elif on:
+            state, text, tip = "on", "Mic on", "The microphone is listening. Click to mute it."
+        else:
+            state, text, tip = "off", "Mic off", "The microphone is off. Click to talk."
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setIcon(_mic_icon(state))
+        note = f"Microphone unavailable — {detail}" if detail else "Microphone unavailable"
+        self.mic_note.setText(note)
+        self.mic_note.setToolTip(note)
+        self.mic_note.setVisible(not available)
+
+    # -- user actions ------------------------------------------------------------------
+
+    def send(self) -> None:
+        """Send the typed message as a turn."""
+        text = self.text_input.text().strip()
+        if not text:
+            return
+        self.text_input.clear()
+        self._spawn(self._session.send_text(text), "send the message")
+
+    def stop(self) -> None:
+        """Interrupt the reply."""
+        try:
+            self._session.interrupt()
+        except Exception as exc:
+            log.warning("interrupt failed: %s", describe_error(exc))
+            self.show_notice(f"Could not stop: {describe_error(exc)}", error=True)
+
+    def _on_mic_clicked(self, checked: bool) -> None:
+        self._show_mic(enabled=checked, available=True, detail="")  # the session will confirm
+        try:
+            self._session.set_mic_enabled(checked)
+        except Exception as exc:
+            log.warning("set_mic_enabled failed: %s", describe_error(exc))
+            self._show_mic(enabled=not checked, available=True, detail="")
+            self.show_notice(f"Could not switch the microphone: {describe_error(exc)}", error=True)
+
+    def _on_text_changed(self, text: str) -> None:
+        self.send_button.setEnabled(bool(text.strip()))
+
+    def _avatar_menu(self, position: QPoint) -> None:
+        menu = QMenu(self)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.addSection("Try an expression")
+        for name in self._session.expressions:
+            if name in EXPRESSIONS:
+                action = menu.addAction(name.capitalize())
+                action.triggered.connect(lambda _=False, n=name: self.avatar.set_expression(n))
+        menu.popup(self.avatar.mapToGlobal(position))  # not exec(): no nested event loop
+
+    def _spawn(self, call: Coroutine[Any, Any, object], what: str) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            call.close()
+            self.show_notice(f"Could not {what}: the app is not running.", error=True)
+            return
+        task = loop.create_task(self._report_failure(call, what))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _report_failure(self, call: Coroutine[Any, Any, object], what: str) -> None:
+        try:
+            await call
+        except Exception as exc:
+            log.warning("could not %s: %s", what, describe_error(exc))
+            self.show_notice(f"Could not {what}: {describe_error(exc)}", error=True)
+
+    # -- closing -------------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._closing:
+            self._closing = True
+            with contextlib.suppress(ValueError):  # already unsubscribed
+                self._unsubscribe()
+            self.closed.emit()
+        super().closeEvent(event)
+
+
+def _mic_icon(state: str) -> QIcon:
+    """A microphone glyph drawn in code, so it looks the same with every font."""
+    colour = {"on": "#15803d", "off": "#5b5275", "unavailable": "#a19aae"}[state]
+    pixmap = QPixmap(40, 40)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    p = QPainter(pixmap)
+    try:
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pen = QPen(QColor(colour), 3.2)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        p.setPen(pen)
+        p.setBrush(QColor(colour))
+        capsule = QPainterPath()
+        capsule.addRoundedRect(QRectF(14, 4, 12, 20), 6, 6)
+        p.drawPath(capsule)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        p.drawArc(QRectF(9, 8, 22, 22), 200 * 16, 140 * 16)
+        p.drawLine(QPointF(20, 30), QPointF(20, 36))
+        if state != "on":
+            slash = QPen(QColor("#dc2626" if state == "unavailable" else colour), 3.2)
+            slash.setCapStyle(Qt.PenCapStyle.RoundCap)
+            p.setPen(slash)
+            p.drawLine(QPointF(8, 6), QPointF(32, 34))
+    finally:
+        p.end()
+    return QIcon(pixmap)
+
+
+__all__ = ["MainWindow", "TranscriptEntry", "TranscriptView", "describe_error"]

