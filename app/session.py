@@ -345,12 +345,9 @@ class VoiceSession:
                 turn_id, "", timings_ms={"transcript_ms": (transcript_at - speech_end) * 1000}
             )
         self.events.emit(UserTranscript(text, True, turn_id))
-        result = await self._respond(text, turn_id, speech_end)
-        result.timings_ms = {
-            "transcript_ms": (transcript_at - speech_end) * 1000,
-            **result.timings_ms,
-        }
-        return result
+        return await self._respond(
+            text, turn_id, speech_end, {"transcript_ms": (transcript_at - speech_end) * 1000}
+        )
 
     async def _turn_from_text(self, text: str, started: float) -> TurnResult:
         self._turn_ids += 1
@@ -358,8 +355,11 @@ class VoiceSession:
         self.events.emit(UserTranscript(text, True, turn_id))
         return await self._respond(text, turn_id, started)
 
-    async def _respond(self, text: str, turn_id: int, t0: float) -> TurnResult:
-        result = TurnResult(turn_id, text)
+    async def _respond(
+        self, text: str, turn_id: int, t0: float, timings: dict[str, float] | None = None
+    ) -> TurnResult:
+        """Answer `text`; stage timings are ms since `t0` (the end of the user's speech)."""
+        result = TurnResult(turn_id, text, timings_ms=timings or {})
         timings = result.timings_ms
         lookahead = self.settings.tts.lookahead
         queue: asyncio.Queue[tuple[SentenceOutput, asyncio.Task[SynthesizedAudio] | None] | None]
@@ -395,8 +395,10 @@ class VoiceSession:
                     timings["first_token_ms"] = ms(stats.first_token)
                 await queue.put(None)
 
+        stop_speaking = asyncio.Event()
+
         async def speak() -> None:
-            while (entry := await queue.get()) is not None:
+            while not stop_speaking.is_set() and (entry := await queue.get()) is not None:
                 sentence, task = entry
                 audio: SynthesizedAudio | None = None
                 if task is not None:
@@ -406,6 +408,8 @@ class VoiceSession:
                         self.events.emit(Notice(f"Could not speak a sentence: {exc}", error=True))
                     if audio is not None and "first_audio_ms" not in timings:
                         timings["first_audio_ms"] = ms()
+                if stop_speaking.is_set():
+                    break
                 self._show(sentence, turn_id)
                 if audio is not None and self.sink is not None:
                     await self._play(audio, sentence)
@@ -423,6 +427,13 @@ class VoiceSession:
             self._status(Status.ERROR, str(exc))
         except asyncio.CancelledError:
             result.interrupted = True
+            # The sink was told to stop: let the sentence in progress report how much
+            # of it was heard (one chunk at most), then stop the speaker for good.
+            stop_speaking.set()
+            if self.sink is not None:
+                self.sink.stop()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(speaker), 0.5)
             speaker.cancel()
             await asyncio.gather(speaker, return_exceptions=True)
             self._drain_synthesis(queue)

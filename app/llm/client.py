@@ -8,6 +8,7 @@ event; `complete()` is the same stream collected, raising the typed error instea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 from collections.abc import AsyncGenerator, Mapping
@@ -229,16 +230,23 @@ class OpenAIChatClient:
                                 provider=self.provider,
                             )
                         else:
-                            async for sse in iter_sse(response):
-                                if control.cancelled:
-                                    break
-                                if sse.data == "[DONE]":
-                                    break
-                                if sse.data:
-                                    for event in parser.feed_data(sse.data):
-                                        yield event
-                                    if parser.terminated:
-                                        return
+                            # After [DONE] the body is read to its end rather than left
+                            # with `break`: httpcore's inner generators are then finished
+                            # on this loop, not finalised later by the garbage collector
+                            # (which warns under loops without async-generator hooks).
+                            done = False
+                            async with contextlib.aclosing(iter_sse(response)) as events:
+                                async for sse in events:
+                                    if control.cancelled:
+                                        break
+                                    if done or sse.data == "[DONE]":
+                                        done = True
+                                        continue
+                                    if sse.data:
+                                        for event in parser.feed_data(sse.data):
+                                            yield event
+                                        if parser.terminated:
+                                            return
                             if control.cancelled:
                                 for event in parser.cancel():
                                     yield event
