@@ -210,11 +210,16 @@ class VoiceSession:
         loaders: list[tuple[str, Any]] = [("speech recognition", self.speech.load())]
         load = getattr(self.provider, "load", None)
         if callable(load):
-            loaders.append(("chat model", load()))
+            loaders.append(("chat model", self._load_chat_model(load)))
         results = await asyncio.gather(*(c for _, c in loaders), return_exceptions=True)
         for (what, _), result in zip(loaders, results, strict=True):
             if isinstance(result, BaseException):
                 self.events.emit(Notice(f"The {what} could not be loaded: {result}", error=True))
+
+    async def _load_chat_model(self, load: Any) -> None:
+        await load()
+        if self.settings.chat.model.startswith("local/"):
+            await self.agent.core.warm_up()
 
     async def aclose(self) -> None:
         if self._closed:
