@@ -64,10 +64,27 @@ class TurnResult:
                 }
                 for s in self.sentences
             ],
-            "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
+            "timings_ms": {
+                k: round(v, 1)
+                for k, v in sorted(self.timings_ms.items(), key=lambda kv: _stage_order(kv[0]))
+            },
             "error": self.error,
             "interrupted": self.interrupted,
         }
+
+
+_STAGES = (
+    "transcript_ms",
+    "request_sent_ms",
+    "first_token_ms",
+    "first_sentence_ms",
+    "first_audio_ms",
+    "total_ms",
+)
+
+
+def _stage_order(key: str) -> int:
+    return _STAGES.index(key) if key in _STAGES else len(_STAGES)
 
 
 def build_provider(settings: Settings) -> Any:
