@@ -106,6 +106,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_window(settings: Any, *, quit_after: float | None = None) -> int:
+    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if sys.platform.startswith("linux") and headless and not os.environ.get("QT_QPA_PLATFORM"):
+        # Qt would abort with a core dump; say it in words instead.
+        return _fail(
+            "no display found: the window needs a desktop session. Run it from one, "
+            "or use `companion turn --wav FILE` for one turn without a window.",
+            EXIT_USAGE,
+        )
     if sys.platform.startswith("linux") and os.environ.get("WAYLAND_DISPLAY"):
         # Qt's Wayland backend cannot keep a window on top or move it: prefer XWayland.
         os.environ.setdefault("QT_QPA_PLATFORM", "xcb;wayland")

@@ -85,3 +85,64 @@ def _env() -> dict[str, str]:
     import os
 
     return dict(os.environ)
+
+
+def test_turn_reaches_an_openai_compatible_server(question_wav: Path, tmp_path: Path) -> None:
+    from tests.llm_servers import Reply, ScriptedChatServer
+
+    reply = Reply.text_stream(["[joy] It is", " sunny and warm.", " Enjoy it!"])
+    with ScriptedChatServer([reply]) as server:
+        done = run_turn(
+            "--model",
+            "openai-compatible/scripted",
+            "--base-url",
+            server.base_url,
+            "--wav",
+            str(question_wav),
+            "--out",
+            str(tmp_path / "r.wav"),
+            "--json",
+        )
+        body = server.requests[-1].json()
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert body["model"] == "scripted"
+    assert "weather" in body["messages"][-1]["content"].lower()
+    assert [s["text"] for s in doc["sentences"]] == ["It is sunny and warm.", "Enjoy it!"]
+    assert doc["sentences"][0]["expressions"] == ["joy"]
+
+
+def test_a_hosted_model_without_a_key_says_which_variable_to_set(question_wav: Path) -> None:
+    done = run_turn("--model", "openai/gpt-4o-mini", "--wav", str(question_wav), timeout=120)
+    assert done.returncode == 1
+    assert "OPENAI_API_KEY" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_wrong_key_never_appears_in_the_output(question_wav: Path) -> None:
+    from tests.llm_servers import Reply, ScriptedChatServer
+
+    secret = "sk-test-CLISECRET00112233445566"
+    body = {
+        "error": {"message": f"Incorrect API key provided: {secret}.", "code": "invalid_api_key"}
+    }
+    env = {**_env(), "OPENAI_COMPATIBLE_API_KEY": secret}
+    with ScriptedChatServer([Reply.error(401, body)]) as server:
+        done = subprocess.run(
+            [
+                *TURN,
+                "--model",
+                "openai-compatible/x",
+                "--base-url",
+                server.base_url,
+                "--wav",
+                str(question_wav),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    assert done.returncode == 1
+    assert secret not in done.stdout + done.stderr
+    assert json.loads(done.stdout)["error"]
