@@ -458,6 +458,8 @@ class MainWindow(QMainWindow):
         self.status_label.setObjectName("statusText")
         self.mic_note = QLabel()
         self.mic_note.setObjectName("micNote")
+        # A long reason must not widen the window: it is cut here, whole in the tooltip.
+        self.mic_note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.mic_note.hide()
         self.notice_label = QLabel()
         self.notice_label.setObjectName("notice")
@@ -465,9 +467,14 @@ class MainWindow(QMainWindow):
         self.notice_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         status.addWidget(self.status_dot, 0, Qt.AlignmentFlag.AlignVCenter)
         status.addWidget(self.status_label)
-        status.addWidget(self.mic_note)
-        status.addWidget(self.notice_label, 1)
+        status.addWidget(self.mic_note, 1)
         outer.addLayout(status)
+        # Notices (errors in words) get a full-width line of their own so they wrap
+        # across the window instead of into a narrow column.
+        notices = QHBoxLayout()
+        notices.setContentsMargins(24, 0, 6, 0)
+        notices.addWidget(self.notice_label, 1)
+        outer.addLayout(notices)
         self._show_status(StatusChanged(Status.STARTING))
         self._show_mic(enabled=False, available=True, detail="")
 
