@@ -219,7 +219,7 @@ class VoiceSession:
                     self.events.emit(MicStateChanged(False, False, str(exc)))
                     self._status(Status.IDLE, "no microphone: type your messages")
                     return
-            self._spawn(self.listen(self._source), "listen")
+            self._spawn(self._listen_to_microphone(), "listen")
         self._status(Status.LISTENING if listen and self._mic_enabled else Status.IDLE)
 
     async def load_models(self) -> None:
@@ -337,6 +337,29 @@ class VoiceSession:
                         continue
                     speech_end = time.perf_counter() - v.end_silence_ms / 1000
                     self._spawn(self._voice_turn(utterance.pcm, speech_end), "voice-turn")
+
+    async def _listen_to_microphone(self, retry_s: float = 3.0) -> None:
+        """Listen; when the microphone goes away, say so and resume when it is back."""
+        device = self.settings.audio.input_device
+        while not self._closed:
+            assert self._source is not None
+            try:
+                await self.listen(self._source)
+                return
+            except MicrophoneUnavailable as exc:
+                await self._source.aclose()
+                self.events.emit(MicStateChanged(False, False, str(exc)))
+                self._status(Status.IDLE, "the microphone is gone: type your messages")
+            while not self._closed:
+                await asyncio.sleep(retry_s)
+                try:
+                    name = await asyncio.to_thread(MicrophoneSource.check_available, device)
+                except MicrophoneUnavailable:
+                    continue
+                self._source = MicrophoneSource(device)
+                self.events.emit(MicStateChanged(self._mic_enabled, True, name))
+                self._status(Status.LISTENING if self._mic_enabled else Status.MUTED)
+                break
 
     async def _voice_turn(self, pcm: bytes, speech_end: float) -> None:
         result = await self._run_exclusive(self._turn_from_pcm(pcm, speech_end))

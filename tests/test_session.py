@@ -262,3 +262,33 @@ async def test_the_embedded_model_answers_a_typed_message() -> None:
     assert result.error is None, result.error
     assert result.sentences and any(s.tts_text for s in result.sentences)
     assert result.timings_ms["first_token_ms"] > 0
+
+
+async def test_a_microphone_that_goes_away_is_reported(server: ScriptedChatServer) -> None:
+    from collections.abc import AsyncIterator
+
+    from app.audio.capture import MicrophoneUnavailable
+    from app.events import MicStateChanged
+
+    class Unplugged:
+        closed = False
+
+        async def chunks(self) -> AsyncIterator[bytes]:
+            yield b"\0" * 1024
+            raise MicrophoneUnavailable("The microphone stopped delivering sound.")
+
+        async def aclose(self) -> None:
+            self.closed = True
+
+    session, seen = make_session(server)
+    source = Unplugged()
+    session._source = source
+    try:
+        task = asyncio.create_task(session._listen_to_microphone(retry_s=0.05))
+        await asyncio.sleep(0.3)
+        assert not task.done()  # still waiting for a microphone to come back
+    finally:
+        await session.aclose()
+    gone = [e for e in of(MicStateChanged, seen) if not e.available]
+    assert gone and "stopped delivering" in gone[0].detail
+    assert source.closed

@@ -7,6 +7,7 @@ RMS level of every chunk (the avatar's mouth follows it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import logging
 import math
@@ -18,11 +19,23 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from app.audio.capture import describe_missing_device
 from app.tts.engine import SynthesizedAudio
 
 log = logging.getLogger(__name__)
 
 CHUNK_MS = 40
+# The device buffer. PortAudio's "low" latency (9 ms through PulseAudio) underran several
+# times a sentence, audible gaps, whenever another Python thread kept the interpreter
+# busy (as the recognizer and chat model do); 40 ms still underran now and then on a
+# loaded machine, 80 ms did not. A bigger buffer delays neither the first sound (it
+# starts as soon as it is written) nor `stop()`, which drops the buffer.
+OUTPUT_LATENCY_S = 0.08
+# Each chunk is written in slices, and `stop()` is checked before each: a blocking write
+# returns only once its data fits in the buffer, so whole 40 ms writes made a stop wait
+# up to 40 ms before it could drop the buffer (measured 1-41 ms to silence; with 10 ms
+# slices, up to about 20 ms).
+WRITE_SLICE_MS = 10
 LevelCallback = Callable[[float], None]
 
 
@@ -144,9 +157,10 @@ class SoundDeviceSink:
 
             sd.query_devices(device, kind="output")
         except Exception as exc:
+            reason = describe_missing_device("sound output device", "output", device, exc)
             raise PlaybackError(
-                "No sound output device was found, so replies are shown but not heard "
-                f"({exc}). Connect speakers or pick a device in the settings."
+                f"{reason} Replies are shown but not heard; connect speakers or pick "
+                "a device in the settings."
             ) from exc
 
     def _open(self, rate: int) -> Any:
@@ -157,7 +171,11 @@ class SoundDeviceSink:
         self._close_stream()
         try:
             stream = sd.OutputStream(
-                samplerate=rate, channels=1, dtype="int16", device=self._device, latency="low"
+                samplerate=rate,
+                channels=1,
+                dtype="int16",
+                device=self._device,
+                latency=OUTPUT_LATENCY_S,
             )
             stream.start()
         except Exception as exc:
@@ -176,41 +194,70 @@ class SoundDeviceSink:
 
     def _play_sync(self, audio: SynthesizedAudio, on_level: LevelCallback | None) -> PlaybackReport:
         with self._lock:
-            stream = self._open(audio.sample_rate)
-            samples = np.frombuffer(audio.pcm, dtype="<i2")
-            if self._volume != 1.0:
-                samples = np.clip(samples.astype(np.float32) * self._volume, -32768, 32767).astype(
-                    "<i2"
-                )
-            step = max(1, audio.sample_rate * CHUNK_MS // 1000)
-            written = 0
-            for start in range(0, samples.size, step):
-                if self._stop.is_set():
-                    stream.abort()  # drop what is queued: silent within one chunk
-                    stream.start()
-                    break
-                chunk = samples[start : start + step]
+            try:
+                return self._write_all(audio, on_level)
+            except PlaybackError:
+                raise
+            except Exception as exc:  # the device went away mid-sentence
+                log.debug("playback failed", exc_info=True)
+                self._close_stream()  # the next sentence opens it afresh
+                raise PlaybackError(
+                    "The sound output stopped working: the device may have been unplugged, "
+                    f"or the sound system stopped ({exc})."
+                ) from exc
+            finally:
                 if on_level is not None:
-                    on_level(chunk_level(chunk))
-                stream.write(chunk.reshape(-1, 1))
-                written += chunk.size
-            total_s = samples.size / audio.sample_rate
-            # What is still in the device buffer was not heard yet if we stopped.
-            latency = float(getattr(stream, "latency", 0.0) or 0.0)
-            played_s = max(
-                0.0, written / audio.sample_rate - (latency if self._stop.is_set() else 0)
+                    on_level(0.0)
+
+    def _write_all(self, audio: SynthesizedAudio, on_level: LevelCallback | None) -> PlaybackReport:
+        stream = self._open(audio.sample_rate)
+        samples = np.frombuffer(audio.pcm, dtype="<i2")
+        if self._volume != 1.0:
+            samples = np.clip(samples.astype(np.float32) * self._volume, -32768, 32767).astype(
+                "<i2"
             )
-            if on_level is not None:
-                on_level(0.0)
-            if written >= samples.size and not self._stop.is_set():
-                return PlaybackReport(Heard.FULL, total_s, total_s)
-            return PlaybackReport(Heard.PARTIAL if played_s > 0 else Heard.NONE, played_s, total_s)
+        step = max(1, audio.sample_rate * CHUNK_MS // 1000)
+        piece = max(1, audio.sample_rate * WRITE_SLICE_MS // 1000)
+        written = 0
+        for start in range(0, samples.size, step):
+            chunk = samples[start : start + step]
+            if on_level is not None and not self._stop.is_set():
+                on_level(chunk_level(chunk))
+            for offset in range(0, chunk.size, piece):
+                if self._stop.is_set():
+                    break
+                part = chunk[offset : offset + piece]
+                stream.write(part.reshape(-1, 1))
+                written += part.size
+            if self._stop.is_set():
+                stream.abort()  # drop what is queued: silent at once
+                stream.start()
+                break
+        total_s = samples.size / audio.sample_rate
+        # What is still in the device buffer was not heard yet if we stopped.
+        latency = float(getattr(stream, "latency", 0.0) or 0.0)
+        played_s = max(0.0, written / audio.sample_rate - (latency if self._stop.is_set() else 0))
+        if written >= samples.size and not self._stop.is_set():
+            return PlaybackReport(Heard.FULL, total_s, total_s)
+        return PlaybackReport(Heard.PARTIAL if played_s > 0 else Heard.NONE, played_s, total_s)
 
     async def play(
         self, audio: SynthesizedAudio, *, on_level: LevelCallback | None = None
     ) -> PlaybackReport:
         self._stop.clear()
-        return await asyncio.to_thread(self._play_sync, audio, on_level)
+        level: LevelCallback | None = None
+        if on_level is not None:
+            # Levels are reported on the event loop's thread, as `MemorySink` does:
+            # listeners need not be thread-safe.
+            loop = asyncio.get_running_loop()
+            callback = on_level
+
+            def post(value: float) -> None:
+                with contextlib.suppress(RuntimeError):  # the loop is closed
+                    loop.call_soon_threadsafe(callback, value)
+
+            level = post
+        return await asyncio.to_thread(self._play_sync, audio, level)
 
     def stop(self) -> None:
         self._stop.set()
