@@ -1,8 +1,10 @@
-"""A scripted OpenAI-compatible chat server on loopback, for tests of the provider layer.
+"""A scripted model server on loopback, for tests of the provider layer.
 
 It speaks real HTTP/1.1 on 127.0.0.1 from its own thread, so any test (sync or async,
 any event loop) can point a client at `server.base_url`. Each request takes the next
-scripted `Reply` (the last one repeats). It records every request's headers and body.
+scripted `Reply` (the last one repeats), whatever its path, so it serves every wire
+protocol. It records every request's headers and body, and notices when a client
+hangs up (`client_closed`).
 
     with ScriptedChatServer([Reply.error(503, {...}), Reply.text_stream(["Hi", "!"])]) as srv:
         client = create_provider_client("openai-compatible/x", base_url=srv.base_url,
@@ -66,10 +68,53 @@ def sse(payload: Any) -> bytes:
     return f"data: {data}\n\n".encode()
 
 
+def anthropic_sse(payload: dict[str, Any]) -> bytes:
+    """One Messages API event, framed as Anthropic sends it (`event:` then `data:`)."""
+    return f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
+
+
+def anthropic_events(
+    pieces: Iterable[str],
+    *,
+    stop_reason: str | None = "end_turn",
+    usage: dict[str, int] | None = None,
+    model: str = "claude-scripted",
+    end: bool = True,
+) -> list[bytes]:
+    """A text reply as Anthropic streams it; without `end` it stops after the deltas."""
+    usage = usage or {"input_tokens": 12, "output_tokens": 1}
+    message = {"id": "msg_scripted", "type": "message", "role": "assistant", "content": []}
+    events = [
+        anthropic_sse(
+            {"type": "message_start", "message": {**message, "model": model, "usage": usage}}
+        ),
+        anthropic_sse(
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            }
+        ),
+        anthropic_sse({"type": "ping"}),
+    ]
+    for piece in pieces:
+        delta = {"type": "text_delta", "text": piece}
+        events.append(anthropic_sse({"type": "content_block_delta", "index": 0, "delta": delta}))
+    if end:
+        events.append(anthropic_sse({"type": "content_block_stop", "index": 0}))
+        delta = {"stop_reason": stop_reason, "stop_sequence": None}
+        events.append(
+            anthropic_sse({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 7}})
+        )
+        events.append(anthropic_sse({"type": "message_stop"}))
+    return events
+
+
 @dataclass
 class Reply:
     """One scripted answer. `chunks` go out one by one, `delay` seconds apart; with
-    `drop` the connection is cut after them instead of ending the body properly."""
+    `drop` the connection is cut after them instead of ending the body properly; with
+    `hang` the server sends nothing more and waits until the client hangs up."""
 
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
@@ -77,15 +122,40 @@ class Reply:
     delay: float = 0.0
     drop: bool = False
     streamed: bool = True
+    hang: bool = False
 
     @classmethod
-    def body(cls, body: bytes, *, delay: float = 0.0, drop: bool = False) -> Reply:
+    def body(
+        cls, body: bytes, *, delay: float = 0.0, drop: bool = False, hang: bool = False
+    ) -> Reply:
         """Replay a raw event-stream body, one event per chunk."""
         return cls(
             headers={"content-type": "text/event-stream"},
             chunks=split_events(body),
             delay=delay,
             drop=drop,
+            hang=hang,
+        )
+
+    @classmethod
+    def anthropic_stream(
+        cls, pieces: Iterable[str], *, delay: float = 0.0, **options: Any
+    ) -> Reply:
+        """A streamed Messages API text reply (see `anthropic_events`)."""
+        return cls(
+            headers={"content-type": "text/event-stream; charset=utf-8"},
+            chunks=anthropic_events(pieces, **options),
+            delay=delay,
+        )
+
+    @classmethod
+    def json(cls, payload: Any, *, status: int = 200) -> Reply:
+        """A whole JSON reply (a non-streamed request)."""
+        return cls(
+            status=status,
+            headers={"content-type": "application/json"},
+            chunks=[json.dumps(payload).encode()],
+            streamed=False,
         )
 
     @classmethod
@@ -147,6 +217,7 @@ class ScriptedChatServer:
         self.requests: list[RecordedRequest] = []
         self.port = 0
         self.chunks_sent = 0
+        self.client_closed = threading.Event()  # a client hung up before the reply ended
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: asyncio.AbstractServer | None = None
@@ -209,13 +280,15 @@ class ScriptedChatServer:
             body = await reader.readexactly(int(headers.get("content-length", "0")))
             with self._lock:
                 self.requests.append(RecordedRequest(method, path, headers, body))
-            await self._send(writer, self._next_reply())
+            await self._send(writer, self._next_reply(), reader)
         except (ConnectionError, asyncio.IncompleteReadError):
-            pass
+            self.client_closed.set()
         finally:
             writer.close()
 
-    async def _send(self, writer: asyncio.StreamWriter, reply: Reply) -> None:
+    async def _send(
+        self, writer: asyncio.StreamWriter, reply: Reply, reader: asyncio.StreamReader
+    ) -> None:
         reason = _REASONS.get(reply.status, "Scripted")
         head = [f"HTTP/1.1 {reply.status} {reason}", "Connection: close"]
         head += [f"{name}: {value}" for name, value in reply.headers.items()]
@@ -237,6 +310,10 @@ class ScriptedChatServer:
         if reply.drop:
             await asyncio.sleep(0.01)
             writer.transport.abort()  # no terminating chunk: the body is cut short
+            return
+        if reply.hang:
+            await reader.read()  # returns at EOF: the client closed the connection
+            self.client_closed.set()
             return
         writer.write(b"0\r\n\r\n")
         await writer.drain()

@@ -14,12 +14,16 @@ from app.llm import (
     AuthenticationError,
     InvalidRequestError,
     LLMRequest,
+    ModelResponseFailed,
     Msg,
     ProviderConnectionError,
     RateLimitError,
     ValidationError,
     create_provider_client,
+    parse_model_route,
 )
+from app.llm.http_client import WIRE_MODULES, HttpWireClient, load_wire
+from app.llm.routing import resolve_api_key
 from tests.llm_servers import (
     WIRE_FIXTURES,
     Reply,
@@ -154,10 +158,37 @@ async def test_openai_route_without_a_key_names_the_variable(monkeypatch) -> Non
     assert "OPENAI_API_KEY" in str(events[-1].error)
 
 
-def test_anthropic_and_gemini_are_not_supported_yet() -> None:
-    for model in ("anthropic/claude-sonnet-4-5", "gemini/gemini-2.5-flash"):
-        with pytest.raises(ValidationError, match="not supported yet; use openai-compatible"):
-            create_provider_client(model)
+@pytest.mark.parametrize(
+    ("model", "api_style", "wire", "base_url"),
+    [
+        ("openai/gpt-5", "responses", "openai_responses", "https://api.openai.com/v1"),
+        ("openai/gpt-4o-mini", "chat", "openai_chat", "https://api.openai.com/v1"),
+        ("openrouter/openai/gpt-4o", "responses", "openai_chat", "https://openrouter.ai/api/v1"),
+        ("deepseek/deepseek-chat", "responses", "openai_chat", "https://api.deepseek.com/v1"),
+        ("ollama/llama3.2", "responses", "openai_chat", "http://127.0.0.1:11434/v1"),
+        ("anthropic/claude-sonnet-4-5", "chat", "anthropic", "https://api.anthropic.com/v1"),
+        (
+            "gemini/gemini-2.5-flash",
+            "chat",
+            "gemini",
+            "https://generativelanguage.googleapis.com/v1beta",
+        ),
+    ],
+)
+def test_each_route_speaks_its_wire_protocol(model, api_style, wire, base_url) -> None:
+    client = create_provider_client(model, api_style=api_style)
+    assert isinstance(client, HttpWireClient)
+    assert wire == client.wire.NAME
+    assert client.base_url == base_url
+    assert wire in repr(client)
+
+
+def test_an_unknown_or_missing_wire_protocol_is_refused_in_words(monkeypatch) -> None:
+    with pytest.raises(ValidationError, match="no wire protocol called 'morse'"):
+        load_wire("morse")
+    monkeypatch.setitem(WIRE_MODULES, "future", "app.llm.wire.not_written_yet")
+    with pytest.raises(ValidationError, match="future protocol is not available"):
+        load_wire("future")
 
 
 def test_openai_compatible_needs_a_base_url() -> None:
@@ -165,14 +196,86 @@ def test_openai_compatible_needs_a_base_url() -> None:
         create_provider_client("openai-compatible/x")
 
 
-async def test_responses_style_for_openai_falls_back_to_chat(caplog) -> None:
-    caplog.set_level(logging.INFO)
+async def test_chat_style_for_openai_posts_to_chat_completions() -> None:
     with ScriptedChatServer([Reply.text_stream(["ok"])]) as server:
-        client = create_provider_client("openai/gpt-4o-mini", api_key="k", base_url=server.base_url)
+        client = create_provider_client(
+            "openai/gpt-4o-mini", api_key="k", base_url=server.base_url, api_style="chat"
+        )
         events = await _collect(client, _request(max_tokens=5))
     assert events[-1].kind == "response.completed"
-    assert "Responses API is not implemented yet" in caplog.text
+    assert server.requests[0].path == "/v1/chat/completions"
     assert server.requests[0].json()["max_completion_tokens"] == 5
+
+
+async def test_openrouter_names_the_app() -> None:
+    with ScriptedChatServer([Reply.text_stream(["ok"])]) as server:
+        client = create_provider_client("openrouter/x/y", api_key="k", base_url=server.base_url)
+        await _collect(client, _request().model_copy(update={"model": "openrouter/x/y"}))
+    assert server.requests[0].headers["x-title"] == "Companion"
+    assert server.requests[0].json()["model"] == "x/y"
+
+
+async def test_gemini_takes_its_key_from_google_api_key_too(monkeypatch) -> None:
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    client = create_provider_client("gemini/gemini-2.5-flash")
+    events = await _collect(client)
+    assert isinstance(events[-1].error, AuthenticationError)
+    assert "GEMINI_API_KEY or GOOGLE_API_KEY" in str(events[-1].error)
+    monkeypatch.setenv("GOOGLE_API_KEY", "google-key")
+    assert resolve_api_key(parse_model_route("gemini/x"), None) == "google-key"
+
+
+async def test_anthropic_key_comes_from_its_environment_variable(monkeypatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "env-anthropic-key")
+    with ScriptedChatServer([Reply.anthropic_stream(["ok"])]) as server:
+        client = create_provider_client("anthropic/claude-haiku-4-5", base_url=server.base_url)
+        await _collect(client)
+    assert server.requests[0].headers["x-api-key"] == "env-anthropic-key"
+
+
+async def test_complete_reads_a_whole_chat_completion() -> None:
+    completion = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "x-2025",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "clock", "arguments": '{"tz": "UTC"}'},
+                        }
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 4, "total_tokens": 13},
+    }
+    with ScriptedChatServer([Reply.json(completion)]) as server:
+        request = LLMRequest(model="x", messages=[Msg.user("time?")])
+        response = await _client(server).complete(request)
+    assert "stream" not in server.requests[0].json()
+    assert response.finish_reason == "tool_use"
+    assert [(c.id, c.name, c.input) for c in response.tool_calls] == [
+        ("call_1", "clock", {"tz": "UTC"})
+    ]
+    assert (response.usage.input, response.usage.output, response.usage.total) == (9, 4, 13)
+    assert response.model == "x-2025"
+
+
+async def test_complete_raises_the_typed_error_for_a_broken_json_body() -> None:
+    reply = Reply(headers={"content-type": "text/html"}, chunks=[b"<html>hi</html>"])
+    reply.streamed = False
+    request = LLMRequest(model="x", messages=[Msg.user("q")])
+    broken = pytest.raises(ModelResponseFailed, match=r"did not answer with JSON \(text/html\)")
+    with ScriptedChatServer([reply]) as server, broken:
+        await _client(server).complete(request)
 
 
 async def test_connection_refused_fails_with_a_sentence() -> None:

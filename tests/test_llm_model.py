@@ -120,10 +120,12 @@ def test_response_to_msg_keeps_thinking_and_tool_calls() -> None:
 
 
 def test_clamp_thinking_level_searches_up_then_down() -> None:
-    assert clamp_thinking_level("gpt-5-mini", "off") == ThinkingLevel.MINIMAL
+    # "off" stays off; a supported level is kept; otherwise the nearest one above,
+    # then below; models the catalogue does not know to reason get "off".
+    assert clamp_thinking_level("gpt-5-mini", "off") == ThinkingLevel.OFF
     assert clamp_thinking_level("o3", "xhigh") == ThinkingLevel.HIGH
     assert clamp_thinking_level("gpt-4o", "high") == ThinkingLevel.OFF
-    assert clamp_thinking_level("some-new-model", "medium") == ThinkingLevel.MEDIUM
+    assert clamp_thinking_level("some-new-model", "medium") == ThinkingLevel.OFF
 
 
 def test_estimate_counts_text_and_images_without_network(tmp_path) -> None:

@@ -258,3 +258,49 @@ def test_http_errors_map_to_typed_errors_in_words(status, body, headers, error_t
     assert error.status_code == status
     if status == 429:
         assert error.retry_after == 2.0 and error.retryable
+
+
+def test_a_tool_call_without_a_result_gets_an_error_tool_message() -> None:
+    request = LLMRequest(
+        model="m",
+        messages=[
+            Msg.user("q"),
+            Msg.assistant(
+                [ToolUseBlock(id="call_a", name="clock"), ToolUseBlock(id="call_b", name="sky")]
+            ),
+            Msg.tool_result("call_a", "12:00"),
+            Msg.user("never mind"),
+        ],
+    )
+    messages = to_wire(request, model="m")["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "user"]
+    assert messages[3]["tool_call_id"] == "call_b"
+    assert messages[3]["content"].startswith("Error: No result")
+
+
+def test_long_or_odd_tool_call_ids_are_normalised_for_the_call_and_its_result() -> None:
+    odd = "toolu:" + "x" * 60
+    request = LLMRequest(
+        model="m",
+        messages=[Msg.assistant([ToolUseBlock(id=odd, name="clock")]), Msg.tool_result(odd, "ok")],
+    )
+    messages = to_wire(request, model="m")["messages"]
+    call_id = messages[0]["tool_calls"][0]["id"]
+    assert len(call_id) <= 40 and call_id.replace("_", "").isalnum()
+    assert messages[1]["tool_call_id"] == call_id
+
+
+def test_reasoning_effort_is_only_sent_to_models_that_reason() -> None:
+    request = LLMRequest(model="m", messages=[Msg.user("q")], thinking="low")
+    assert "reasoning_effort" not in to_wire(request, model="gpt-4o", provider="openai")
+    assert to_wire(request, model="gpt-5-mini", provider="openai")["reasoning_effort"] == "low"
+
+
+def test_sse_events_and_done_drive_the_parser() -> None:
+    parser = ChatStreamParser(EventEmitter("openai", "m"), label="OpenAI")
+    events = parser.feed_sse("", json.dumps(chat_chunk({"content": "hi"})))
+    events += parser.feed_sse("", json.dumps(chat_chunk({}, finish_reason="stop")))
+    events += parser.feed_sse("", "[DONE]")
+    assert_well_formed(events)
+    assert parser.terminated and events[-1].response.text == "hi"
+    assert parser.feed_sse("", "[DONE]") == []

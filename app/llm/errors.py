@@ -23,6 +23,7 @@ before an error is built, and callers never put keys into messages.
 from __future__ import annotations
 
 import email.utils
+import html
 import json
 import re
 import time
@@ -167,6 +168,7 @@ _OVERFLOW_PATTERNS = re.compile(
             r"exceeds the context window",  # OpenAI
             r"maximum context length is \d+",  # OpenAI chat, OpenRouter, vLLM
             r"input token count.*exceeds the maximum",  # Gemini
+            r"exceeds the maximum number of tokens",  # Gemini
             r"maximum prompt length is \d+",  # xAI
             r"reduce the length of the messages",  # Groq
             r"exceeds the limit of \d+",  # GitHub Copilot
@@ -292,6 +294,23 @@ def _error_fields(payload: Any) -> tuple[str, str | None, str | None]:
     return str(message), None if code is None else str(code), None if kind is None else str(kind)
 
 
+_HTML = re.compile(r"<\s*(!doctype\s+html|html|head|body)\b", re.IGNORECASE)
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
+_TAGS = re.compile(
+    r"<script.*?</script\s*>|<style.*?</style\s*>|<[^>]+>", re.IGNORECASE | re.DOTALL
+)
+
+
+def _plain_text(text: str, limit: int = 300) -> str:
+    """A non-JSON error body in a few words: an HTML page (a proxy's or a load
+    balancer's) by its title, or its text without tags."""
+    if _HTML.search(text):
+        title = _TITLE.search(text)
+        text = title.group(1) if title and title.group(1).strip() else _TAGS.sub(" ", text)
+        text = f"an HTML page ({' '.join(html.unescape(text).split())[:limit]})"
+    return " ".join(text.split())[:limit]
+
+
 def error_from_http(
     status: int,
     body: bytes | str,
@@ -308,7 +327,7 @@ def error_from_http(
     try:
         message, code, kind = _error_fields(json.loads(text))
     except ValueError:
-        message, code, kind = " ".join(text.split())[:300], None, None
+        message, code, kind = _plain_text(text), None, None
     return error_for_status(
         status,
         redact(message, secrets).strip(),
@@ -335,7 +354,9 @@ def error_from_payload(
     common: dict[str, Any] = {"provider": provider, "code": code}
     message = message or "no details given"
     if "insufficient_quota" in (code or "", kind or ""):
-        return RateLimitError(f"{label} says the account is out of credit: {message}", **common)
+        return RateLimitError(
+            f"{label} says the account is out of credit: {message}", retryable=False, **common
+        )
     if looks_like_context_overflow(message) or looks_like_context_overflow(code or ""):
         return ContextOverflowError(
             f"The conversation is too long for {model}: {message}", **common

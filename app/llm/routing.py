@@ -8,12 +8,21 @@ from dataclasses import dataclass
 
 from app.llm.errors import AuthenticationError
 
-__all__ = ["PROVIDERS", "ModelRoute", "ProviderInfo", "parse_model_route", "resolve_api_key"]
+__all__ = [
+    "PROVIDERS",
+    "ModelRoute",
+    "ProviderInfo",
+    "parse_model_route",
+    "resolve_api_key",
+    "wire_model_name",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class ProviderInfo:
-    """How to reach one provider. `wire` names the protocol module in `app.llm.wire`."""
+    """How to reach one provider. `wire` names the protocol module in `app.llm.wire`
+    (OpenAI's Responses API is chosen by `api_style`); `other_key_envs` are further
+    variables a key is read from when `api_key_env` is not set."""
 
     name: str
     label: str
@@ -21,6 +30,7 @@ class ProviderInfo:
     default_base_url: str | None
     api_key_env: str | None
     key_required: bool
+    other_key_envs: tuple[str, ...] = ()
 
 
 PROVIDERS: Mapping[str, ProviderInfo] = {
@@ -44,6 +54,7 @@ PROVIDERS: Mapping[str, ProviderInfo] = {
             "https://generativelanguage.googleapis.com/v1beta",
             "GEMINI_API_KEY",
             True,
+            ("GOOGLE_API_KEY",),
         ),
         ProviderInfo(
             "openrouter",
@@ -129,13 +140,28 @@ def resolve_api_key(route: ModelRoute, api_key: str | None) -> str | None:
     if api_key:
         return api_key
     info = route.info
-    env_key = os.environ.get(info.api_key_env, "").strip() if info.api_key_env else ""
-    if env_key:
-        return env_key
+    names = ((info.api_key_env,) if info.api_key_env else ()) + info.other_key_envs
+    for name in names:
+        env_key = os.environ.get(name, "").strip()
+        if env_key:
+            return env_key
     if info.key_required:
+        variable = " or ".join(names)
         raise AuthenticationError(
             f"{info.label} needs an API key and none is set. Enter it in the settings "
-            f"or set the environment variable {info.api_key_env}.",
+            f"or set the environment variable {variable}.",
             provider=route.provider,
         )
     return None
+
+
+def wire_model_name(route: ModelRoute, requested: str) -> str:
+    """The model id to send: the request's model without our `provider/` prefix."""
+    requested = requested.strip()
+    if not requested or requested == str(route):
+        return route.model
+    try:
+        parsed = parse_model_route(requested)
+    except ValueError:
+        return requested
+    return parsed.model if parsed.provider == route.provider else requested

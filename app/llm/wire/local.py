@@ -7,6 +7,7 @@ to the event loop; the Chat Completions stream parser turns them into events.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.metadata
 import importlib.util
 import json
@@ -234,11 +235,17 @@ class LocalModelClient:
         await self.local_model.load()
 
     def estimate_input_tokens(self, request: LLMRequest) -> int:
+        # Tools are not offered to the embedded model (see `_params`), so they cost nothing.
+        if request.tools:
+            request = request.model_copy(update={"tools": []})
         return estimate_input_tokens(request)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         require_stream_flag(request, streaming=False)
-        return await collect_response(self._run(request))
+        # Closed at once, so the generation thread is told to stop even when the reply
+        # ends early (a failure) rather than left to the garbage collector.
+        async with contextlib.aclosing(self._run(request)) as events:
+            return await collect_response(events)
 
     def stream(self, request: LLMRequest) -> AsyncGenerator[ModelStreamEvent, None]:
         require_stream_flag(request, streaming=True)

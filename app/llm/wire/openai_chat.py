@@ -1,4 +1,5 @@
-"""OpenAI Chat Completions wire: requests out, streamed chunks in, HTTP errors mapped.
+"""OpenAI Chat Completions wire: requests out (this module), streamed chunks in and HTTP
+errors mapped (`openai_chat_stream`, re-exported here so the module is a whole `Wire`).
 
 Also spoken by OpenRouter, DeepSeek, Ollama, llama.cpp and most local servers, and
 the in-process llama.cpp model yields the same chunk dicts.
@@ -6,22 +7,13 @@ the in-process llama.cpp model yields the same chunk dicts.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import re
 from typing import Any
 
-import jiter
-
-from app.llm.errors import (
-    ModelResponseFailed,
-    ProviderConnectionError,
-    ProviderError,
-    ValidationError,
-    error_from_http,
-    error_from_payload,
-    redact,
-)
-from app.llm.events import EventEmitter, ModelStreamEvent
+from app.llm.errors import ValidationError
 from app.llm.messages import (
     AudioBlock,
     FileBlock,
@@ -35,22 +27,37 @@ from app.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from app.llm.request import CacheRetention, LLMRequest, ThinkingLevel
-from app.llm.response import FinishReason, Usage
-from app.llm.wire import StreamAssembler, read_base64
+from app.llm.request import CacheRetention, LLMRequest, ThinkingLevel, clamp_thinking_level
+from app.llm.wire import read_base64
+from app.llm.wire.openai_chat_stream import (
+    FINISH_REASONS,
+    ChatStreamParser,
+    map_http_error,
+    new_parser,
+    parse_response,
+    parse_usage,
+)
 
 __all__ = [
     "FINISH_REASONS",
+    "NAME",
     "ChatStreamParser",
+    "endpoint",
+    "headers",
     "map_http_error",
+    "new_parser",
+    "parse_response",
     "parse_usage",
     "to_wire",
 ]
 
 logger = logging.getLogger(__name__)
 
-WIRE_FORMAT = "openai_chat"
+NAME = "openai_chat"
+WIRE_FORMAT = NAME
 _FILE_PROVIDERS = frozenset({"openai", "openrouter"})
+MISSING_RESULT = "No result: the tool call was interrupted before it finished."
+_CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 
 
@@ -142,7 +149,7 @@ def _assistant_message(msg: Msg, provider: str) -> dict[str, Any]:
         elif isinstance(block, ToolUseBlock):
             tool_calls.append(
                 {
-                    "id": block.id,
+                    "id": _call_id(block.id),
                     "type": "function",
                     "function": {
                         "name": block.name,
@@ -171,6 +178,43 @@ def _assistant_message(msg: Msg, provider: str) -> dict[str, Any]:
     return out
 
 
+def _call_id(original: str) -> str:
+    """A tool-call id every Chat Completions server takes (OpenAI: at most 40 characters);
+    the same for a call and its result, since it depends on the id alone."""
+    if _CALL_ID.fullmatch(original):
+        return original
+    return "call_" + hashlib.sha1(original.encode()).hexdigest()[:24]
+
+
+def _answer_every_call(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every tool call answered by a tool message right after its assistant message (an
+    error result for a call left without one); a result with no call becomes text."""
+    out: list[dict[str, Any]] = []
+    pending: list[str] = []
+
+    def answer_pending() -> None:
+        for call_id in pending:
+            out.append(
+                {"role": "tool", "tool_call_id": call_id, "content": f"Error: {MISSING_RESULT}"}
+            )
+        pending.clear()
+
+    for message in messages:
+        if message["role"] == "tool":
+            if message["tool_call_id"] in pending:
+                pending.remove(message["tool_call_id"])
+                out.append(message)
+            else:
+                out.append({"role": "user", "content": f"[tool result] {message['content']}"})
+            continue
+        answer_pending()
+        out.append(message)
+        if message["role"] == "assistant":
+            pending.extend(call["id"] for call in message.get("tool_calls") or ())
+    answer_pending()
+    return out
+
+
 def _tool_message(result: ToolResultBlock) -> dict[str, Any]:
     text = result.text
     if result.is_error and not text.lower().startswith("error"):
@@ -179,7 +223,8 @@ def _tool_message(result: ToolResultBlock) -> dict[str, Any]:
     if images:
         names = ", ".join(i.name or f"#{n + 1}" for n, i in enumerate(images))
         text = f"{text}\n(The image {names} follows in the next message.)".lstrip()
-    return {"role": "tool", "tool_call_id": result.tool_use_id, "content": text or "(no output)"}
+    content = text or "(no output)"
+    return {"role": "tool", "tool_call_id": _call_id(result.tool_use_id), "content": content}
 
 
 def _messages(request: LLMRequest, provider: str) -> list[dict[str, Any]]:
@@ -216,7 +261,7 @@ def _messages(request: LLMRequest, provider: str) -> list[dict[str, Any]]:
         else:
             out.append({"role": "user", "content": _content_value(_user_parts(msg, provider))})
     flush_tool_images()
-    return out
+    return _answer_every_call(out)
 
 
 def _tool_choice(choice: Any) -> Any:
@@ -250,8 +295,11 @@ def to_wire(request: LLMRequest, *, model: str, provider: str = "openai") -> dic
         body[key] = request.max_tokens
     if request.response_format is not None:
         body["response_format"] = request.response_format
-    if request.thinking != ThinkingLevel.OFF:
-        effort = "high" if request.thinking == ThinkingLevel.XHIGH else str(request.thinking)
+    level = request.thinking
+    if provider in ("openai", "openrouter"):
+        level = clamp_thinking_level(model, level)  # never sent to a model that refuses it
+    if level != ThinkingLevel.OFF:
+        effort = "high" if level == ThinkingLevel.XHIGH and provider != "openai" else str(level)
         if provider == "openrouter":
             body["reasoning"] = {"effort": effort}
         elif provider in ("openai", "openai-compatible", "ollama"):
@@ -267,196 +315,9 @@ def to_wire(request: LLMRequest, *, model: str, provider: str = "openai") -> dic
     return body
 
 
-# ----------------------------------------------------------------- errors ----
+def endpoint(base_url: str, model: str, *, stream: bool) -> str:
+    return f"{base_url.rstrip('/')}/chat/completions"
 
 
-# Chat Completions servers answer errors with the common `{"error": {"message", "code",
-# "type"}}` body (Ollama: `{"error": "text"}`), which `error_from_http` reads.
-map_http_error = error_from_http
-
-
-# ----------------------------------------------------------------- stream ----
-
-FINISH_REASONS: dict[str, FinishReason] = {
-    "stop": "stop",
-    "length": "length",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "content_filter": "content_filter",
-}
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def parse_usage(raw: dict[str, Any]) -> Usage:
-    """Chat Completions usage; counts the provider left out stay None."""
-    prompt_details = raw.get("prompt_tokens_details") or {}
-    completion_details = raw.get("completion_tokens_details") or {}
-    cache_read = _count(prompt_details.get("cached_tokens"))
-    if cache_read is None:
-        cache_read = _count(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
-    return Usage(
-        input=_count(raw.get("prompt_tokens")),
-        output=_count(raw.get("completion_tokens")),
-        cache_read=cache_read,
-        total=_count(raw.get("total_tokens")),
-        reasoning=_count(completion_details.get("reasoning_tokens")),
-    )
-
-
-class ChatStreamParser:
-    """Chat-completion chunks (dicts, or raw `data:` payloads) in, stream events out.
-
-    Call `feed`/`feed_data` per chunk, then `finish()` at `[DONE]` or the end of the
-    body. After a terminal event every call returns nothing.
-    """
-
-    def __init__(
-        self,
-        emitter: EventEmitter,
-        *,
-        label: str,
-        secrets: tuple[str | None, ...] = (),
-        model_from_chunks: bool = True,
-    ) -> None:
-        self.assembler = StreamAssembler(emitter)
-        self._label = label
-        self._secrets = secrets
-        self._model_from_chunks = model_from_chunks
-        self._finish: str | None = None
-        self._usage: Usage | None = None
-        self._tool_ids: dict[str, int] = {}
-        self._metadata: dict[str, Any] = {}
-
-    @property
-    def terminated(self) -> bool:
-        return self.assembler.terminated
-
-    def feed_data(self, data: str | bytes) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        if self.assembler.terminated:
-            return out
-        try:
-            chunk = jiter.from_json(data.encode() if isinstance(data, str) else data)
-        except ValueError:
-            shown = redact(str(data)[:120], self._secrets)
-            self.assembler.fail(
-                out,
-                ModelResponseFailed(
-                    f"{self._label} sent stream data that is not JSON: {shown!r}",
-                    provider=self.assembler.emitter.scope.provider,
-                ),
-            )
-            return out
-        return self.feed(chunk)
-
-    def feed(self, chunk: Any) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        asm = self.assembler
-        if asm.terminated:
-            return out
-        if not isinstance(chunk, dict):
-            asm.fail(
-                out,
-                ModelResponseFailed(f"{self._label} sent a stream chunk that is not an object."),
-            )
-            return out
-        asm.start(out, chunk.get("id"))
-        if self._model_from_chunks and chunk.get("model"):
-            asm.model = chunk["model"]
-        if chunk.get("error"):
-            scope = asm.emitter.scope
-            error = error_from_payload(
-                chunk,
-                label=self._label,
-                provider=scope.provider,
-                model=scope.model,
-                secrets=self._secrets,
-            )
-            asm.fail(out, error)
-            return out
-        for choice in chunk.get("choices") or ():
-            if choice.get("index", 0) == 0:
-                self._choice(out, choice)
-        usage = chunk.get("usage")
-        if isinstance(usage, dict):
-            self._usage = parse_usage(usage)
-            final = self._finish is not None or not chunk.get("choices")
-            asm.usage(out, self._usage, final)
-        if chunk.get("system_fingerprint"):
-            self._metadata["system_fingerprint"] = chunk["system_fingerprint"]
-        return out
-
-    def _choice(self, out: list[ModelStreamEvent], choice: dict[str, Any]) -> None:
-        asm = self.assembler
-        delta = choice.get("delta") or {}
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if reasoning and isinstance(reasoning, str):
-            asm.thinking(out, reasoning)
-        content = delta.get("content")
-        if content and isinstance(content, str):
-            asm.text(out, content)
-        refusal = delta.get("refusal")
-        if refusal and isinstance(refusal, str):
-            asm.text(out, refusal)
-        for call in delta.get("tool_calls") or ():
-            self._tool_call(out, call)
-        if choice.get("finish_reason"):
-            self._finish = choice["finish_reason"]
-
-    def _tool_call(self, out: list[ModelStreamEvent], call: dict[str, Any]) -> None:
-        index = call.get("index")
-        call_id = call.get("id")
-        if not isinstance(index, int):
-            # Some servers leave out `index`: a new id starts a new call.
-            if call_id and call_id not in self._tool_ids:
-                index = len(self._tool_ids)
-            else:
-                index = self._tool_ids.get(call_id or "", max(self._tool_ids.values(), default=0))
-        if call_id and call_id not in self._tool_ids:
-            self._tool_ids[call_id] = index
-        function = call.get("function") or {}
-        arguments = function.get("arguments")
-        if arguments is not None and not isinstance(arguments, str):
-            arguments = json.dumps(arguments)
-        self.assembler.tool_call(
-            out, index, call_id=call_id, name=function.get("name"), arguments=arguments
-        )
-
-    def finish(self, *, done: bool = True) -> list[ModelStreamEvent]:
-        """End of the stream: `done` when it ended normally (`[DONE]` or end of body)."""
-        out: list[ModelStreamEvent] = []
-        asm = self.assembler
-        if asm.terminated:
-            return out
-        provider = asm.emitter.scope.provider
-        finish = FINISH_REASONS.get(self._finish or "")
-        if finish is not None:
-            metadata = {"finish_reason_raw": self._finish, **self._metadata}
-            asm.complete(out, finish, self._usage, metadata)
-        elif not done:
-            why = f"The connection to {self._label} closed before the reply finished."
-            asm.fail(out, ProviderConnectionError(why, provider=provider))
-        elif self._finish is not None:
-            why = f"{self._label} stopped the reply for an unknown reason {self._finish!r}."
-            asm.fail(out, ModelResponseFailed(why, provider=provider, code=self._finish))
-        elif not asm.started:
-            asm.fail(
-                out, ModelResponseFailed(f"{self._label} sent an empty reply.", provider=provider)
-            )
-        else:
-            why = f"{self._label} ended the reply without saying why it stopped."
-            asm.fail(out, ModelResponseFailed(why, provider=provider))
-        return out
-
-    def fail(self, error: ProviderError) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        self.assembler.fail(out, error)
-        return out
-
-    def cancel(self, error: ProviderError | None = None) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        self.assembler.cancel(out, error)
-        return out
+def headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
