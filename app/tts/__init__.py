@@ -1,9 +1,33 @@
 """Speech synthesis engines behind one protocol: text in, PCM out.
 
+Engines: `pyttsx3` (the system voice: espeak-ng, SAPI5, NSSS), `hibari` (an offline
+neural voice whose model ships in its PyPI package) and `openai_speech` (any
+OpenAI-compatible `/audio/speech` server). `create_tts_engine(settings.tts)` picks one.
+
 TTSError                 a sentence could not be synthesised (the turn goes on)
-└── TTSUnavailableError  the engine cannot run at all (missing system voice)
+└── TTSUnavailableError  the engine cannot run at all (missing voice, package or key)
 """
 
-from app.tts.engine import SynthesizedAudio, TTSEngine, TTSError, TTSUnavailableError, Voice
+from app.tts.engine import (
+    NORMAL_RATE,
+    StreamingTTSEngine,
+    SynthesizedAudio,
+    TTSEngine,
+    TTSError,
+    TTSUnavailableError,
+    Voice,
+    stream_speech,
+)
+from app.tts.factory import create_tts_engine
 
-__all__ = ["SynthesizedAudio", "TTSEngine", "TTSError", "TTSUnavailableError", "Voice"]
+__all__ = [
+    "NORMAL_RATE",
+    "StreamingTTSEngine",
+    "SynthesizedAudio",
+    "TTSEngine",
+    "TTSError",
+    "TTSUnavailableError",
+    "Voice",
+    "create_tts_engine",
+    "stream_speech",
+]

@@ -1,9 +1,19 @@
-"""The TTS engine protocol and its data types."""
+"""The TTS engine protocol and its data types.
+
+An engine turns one sentence into mono s16le PCM. `rate` is words per minute, the
+pyttsx3 convention every setting uses; `NORMAL_RATE` (175) is each engine's own
+normal pace, so neural engines turn it into a speed factor with `speed_for_rate`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+NORMAL_RATE = 175
 
 
 class TTSError(Exception):
@@ -16,6 +26,9 @@ class TTSUnavailableError(TTSError):
 
 @dataclass(slots=True, frozen=True)
 class Voice:
+    """A voice an engine offers. `languages` are BCP-47-style tags ("en-us"); empty when
+    the engine does not say."""
+
     id: str
     name: str
     languages: tuple[str, ...] = ()
@@ -35,6 +48,12 @@ class SynthesizedAudio:
 
 @runtime_checkable
 class TTSEngine(Protocol):
+    """What the session needs from a speech engine.
+
+    `voice=None` and `rate=None` mean the engine's configured defaults. Every failure
+    to produce a sentence's audio is a `TTSError` whose message can be shown as is.
+    """
+
     async def synthesize(
         self, text: str, voice: str | None = None, rate: int | None = None
     ) -> SynthesizedAudio: ...
@@ -42,3 +61,48 @@ class TTSEngine(Protocol):
     async def voices(self) -> list[Voice]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class StreamingTTSEngine(TTSEngine, Protocol):
+    """An engine that can hand out a sentence's audio in pieces as they are ready.
+
+    Every chunk has the same sample rate; an error after some chunks is still a
+    `TTSError`. Call `stream_speech` to get chunks from any engine.
+    """
+
+    def stream(
+        self, text: str, voice: str | None = None, rate: int | None = None
+    ) -> AsyncIterator[SynthesizedAudio]: ...
+
+
+async def stream_speech(
+    engine: TTSEngine, text: str, voice: str | None = None, rate: int | None = None
+) -> AsyncIterator[SynthesizedAudio]:
+    """A sentence's audio in chunks: the engine's own `stream` where it has one, else
+    the whole clip as one chunk."""
+    if isinstance(engine, StreamingTTSEngine):
+        async for chunk in engine.stream(text, voice, rate):
+            yield chunk
+        return
+    yield await engine.synthesize(text, voice, rate)
+
+
+def join_chunks(chunks: list[SynthesizedAudio]) -> SynthesizedAudio:
+    """One clip from streamed chunks (all at one sample rate)."""
+    if not chunks:
+        raise TTSError("the speech engine produced no audio")
+    return SynthesizedAudio(b"".join(c.pcm for c in chunks), chunks[0].sample_rate)
+
+
+def speed_for_rate(rate: int | None, *, low: float, high: float) -> float:
+    """Words per minute as a speed factor (175 wpm = 1.0), kept within what the engine takes."""
+    if not rate:
+        return 1.0
+    return float(min(high, max(low, rate / NORMAL_RATE)))
+
+
+def float_to_pcm(samples: np.ndarray) -> bytes:
+    """Float samples in [-1, 1] as s16le bytes."""
+    clipped = np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0)
+    return (clipped * 32767.0).astype("<i2").tobytes()

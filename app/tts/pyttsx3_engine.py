@@ -3,24 +3,30 @@
 Never `say()`: each sentence becomes PCM. On Linux that is libespeak-ng through
 pyttsx3's ctypes binding in synchronous mode (pyttsx3's own espeak driver loses
 audio, see `_EspeakBackend`); elsewhere pyttsx3 saves to a file that is read back
-(AIFF on macOS whatever the extension). A watchdog abandons an engine that stops
-answering (the known `runAndWait` hang) and starts a fresh one on a new thread.
+(AIFF on macOS whatever the extension). A watchdog abandons an engine thread that
+stops answering (the known `runAndWait` hang) and moves the sentences queued behind
+it to a fresh thread with a fresh engine.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
+import contextlib
 import ctypes
 import logging
-import queue
 import sys
 import tempfile
 import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from app.tts.engine import SynthesizedAudio, TTSError, TTSUnavailableError, Voice
+from app.tts.audio_files import decode_audio
+from app.tts.engine import NORMAL_RATE, SynthesizedAudio, TTSError, TTSUnavailableError, Voice
 
 log = logging.getLogger(__name__)
 
@@ -63,77 +69,99 @@ def _quiet_stdout(marker: str) -> None:
 
 def _read_audio_file(path: Path) -> SynthesizedAudio:
     """Read what the engine wrote. macOS writes AIFF whatever the extension says."""
-    import wave
-
-    import numpy as np
-
-    blob = path.read_bytes()
-    if not blob:
-        raise TTSError("the speech engine wrote no audio")
-    if blob[:4] == b"FORM":
-        import aifc
-
-        with aifc.open(str(path)) as aiff:
-            rate, channels, width = aiff.getframerate(), aiff.getnchannels(), aiff.getsampwidth()
-            raw = aiff.readframes(aiff.getnframes())
-        data = np.frombuffer(raw, dtype=">i2" if width == 2 else ">i4")
-    else:
-        with wave.open(str(path)) as wav:
-            rate, channels, width = wav.getframerate(), wav.getnchannels(), wav.getsampwidth()
-            raw = wav.readframes(wav.getnframes())
-        data = np.frombuffer(raw, dtype="<i2" if width == 2 else "<i4")
-    if width == 4:
-        data = (data >> 16).astype(np.int16)
-    if channels > 1:
-        data = data.reshape(-1, channels).mean(axis=1).astype(np.int16)
-    return SynthesizedAudio(data.astype("<i2").tobytes(), rate)
+    return decode_audio(path.read_bytes())
 
 
-Job = Any  # a callable taking the pyttsx3 engine
+@dataclass(eq=False)
+class _Job:
+    """One call into the engine. `owner` is the thread it is queued on (it moves when
+    that thread is abandoned); `started_at` (monotonic) is set when the owner begins it."""
+
+    run: Callable[[Any], Any]
+    future: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
+    owner: _EngineOwner | None = None
+    started_at: float | None = None
 
 
 class _EngineOwner:
     """The one thread that owns pyttsx3's engine.
 
     The drivers wrap process-wide singletons (libespeak keeps one callback, SAPI5
-    and NSSS want one owning thread), so there is exactly one owner per process,
-    shared by every `Pyttsx3Engine`; it lives as long as the process.
+    and NSSS want one owning thread), so there is exactly one live owner per process,
+    shared by every `Pyttsx3Engine`. An owner that hangs is abandoned (its daemon
+    thread is left behind) and the next one starts a new engine.
     """
 
     _current: _EngineOwner | None = None
     _lock = threading.Lock()
 
     def __init__(self) -> None:
-        self.jobs: queue.Queue[tuple[Job, concurrent.futures.Future[Any]]] = queue.Queue()
+        self._cond = threading.Condition()
+        self._pending: collections.deque[_Job] = collections.deque()
+        self.busy: _Job | None = None
+        self.abandoned = False
         self.thread = threading.Thread(target=self._run, name="tts-pyttsx3", daemon=True)
         self.thread.start()
 
     @classmethod
-    def get(cls) -> _EngineOwner:
+    def submit(cls, job: _Job) -> None:
         with cls._lock:
-            if cls._current is None or not cls._current.thread.is_alive():
-                cls._current = cls()
-            return cls._current
+            cls._queue_locked([job])
 
     @classmethod
-    def abandon(cls, owner: _EngineOwner) -> None:
-        """The owner hung: the next job starts a new thread with a new engine."""
+    def _queue_locked(cls, jobs: list[_Job]) -> None:
+        if cls._current is None or not cls._current.thread.is_alive():
+            cls._current = cls()
+        owner = cls._current
+        with owner._cond:
+            for job in jobs:
+                job.owner = owner
+                owner._pending.append(job)
+            owner._cond.notify()
+
+    @classmethod
+    def abandon_if_hung(cls, owner: _EngineOwner, job: _Job) -> bool:
+        """Abandon `owner` if it is still busy with `job`, and hand its queued jobs, in
+        order, to a fresh owner. False when the job has finished meanwhile."""
         with cls._lock:
+            with owner._cond:
+                if owner.busy is not job or owner.abandoned:
+                    return owner.abandoned
+                owner.abandoned = True
+                queued = list(owner._pending)
+                owner._pending.clear()
+                owner._cond.notify()
             if cls._current is owner:
                 cls._current = None
+            if queued:
+                cls._queue_locked(queued)
+        return True
+
+    def _next_job(self) -> _Job | None:
+        with self._cond:
+            while True:
+                while not self._pending and not self.abandoned:
+                    self._cond.wait()
+                if self.abandoned:
+                    return None
+                job = self._pending.popleft()
+                if job.future.set_running_or_notify_cancel():  # False: its waiter gave up
+                    job.started_at = time.monotonic()
+                    self.busy = job
+                    return job
 
     def _run(self) -> None:
         engine: Any = None
-        while True:
-            job, future = self.jobs.get()
-            if not future.set_running_or_notify_cancel():
-                continue
+        while (job := self._next_job()) is not None:
             try:
                 if engine is None:
                     engine = _new_engine()
-                future.set_result(job(engine))
+                job.future.set_result(job.run(engine))
             except BaseException as exc:
-                future.set_exception(exc)
+                job.future.set_exception(exc)
+            finally:
+                with self._cond:
+                    self.busy = None
 
 
 class _EspeakBackend:
@@ -143,25 +171,40 @@ class _EspeakBackend:
     10 ms from a command queue that its callback thread also pumps; measured here,
     about one sentence in six came back empty, and the last buffer of the others was
     dropped. Synchronous mode returns from `Synth` with every sample delivered.
+
+    libespeak is one per process, so calls into it take a process-wide lock: a thread
+    the watchdog abandoned that later wakes up cannot talk over the fresh one.
     """
 
     _sample_rate: int | None = None
+    _voice: str | None = None  # the library's current voice, like the library one per process
+    _listener: _EspeakBackend | None = None  # whose callback the library calls
+    _library_lock = threading.Lock()
+    _lock_wait_s = 10.0
 
     def __init__(self) -> None:
         from pyttsx3.drivers import _espeak
 
         self._espeak = _espeak
-        if _EspeakBackend._sample_rate is None:  # libespeak initialises once per process
-            rate = _espeak.Initialize(_espeak.AUDIO_OUTPUT_SYNCHRONOUS, 0)
-            if rate <= 0:
-                raise TTSUnavailableError(
-                    "espeak-ng could not start; install it with: sudo apt-get install espeak-ng"
-                )
-            _EspeakBackend._sample_rate = int(rate)
+        with self._locked():
+            if _EspeakBackend._sample_rate is None:  # libespeak initialises once per process
+                rate = _espeak.Initialize(_espeak.AUDIO_OUTPUT_SYNCHRONOUS, 0)
+                if rate <= 0:
+                    raise TTSUnavailableError(
+                        "espeak-ng could not start; install it with: sudo apt-get install espeak-ng"
+                    )
+                _EspeakBackend._sample_rate = int(rate)
         self.sample_rate = _EspeakBackend._sample_rate
         self._chunks: list[bytes] = []
-        self._callback = _espeak.SetSynthCallback(self._on_samples)
-        self._voice: str | None = None
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        if not self._library_lock.acquire(timeout=self._lock_wait_s):
+            raise TTSError("espeak-ng is still busy with a sentence that stopped answering")
+        try:
+            yield
+        finally:
+            self._library_lock.release()
 
     def _on_samples(self, wav: Any, numsamples: int, events: Any) -> int:
         if numsamples > 0:
@@ -170,28 +213,36 @@ class _EspeakBackend:
 
     def synthesize(self, text: str, voice: str | None, rate: int) -> SynthesizedAudio:
         e = self._espeak
-        if voice and voice != self._voice:
-            if e.SetVoiceByName(voice.encode("utf-8")) != 0:
-                raise TTSError(f"espeak-ng has no voice called {voice!r}")
-            self._voice = voice
-        e.SetParameter(e.RATE, int(rate), 0)
-        self._chunks = []
-        if e.Synth(text, flags=e.CHARS_UTF8 | e.ENDPAUSE) != 0:
-            raise TTSError("espeak-ng refused the sentence")
-        e.Synchronize()
-        return SynthesizedAudio(b"".join(self._chunks), self.sample_rate)
+        with self._locked():
+            if _EspeakBackend._listener is not self:  # a newer backend may have taken it
+                e.SetSynthCallback(self._on_samples)
+                _EspeakBackend._listener = self
+            wanted = voice or "en"
+            if wanted != _EspeakBackend._voice:
+                if e.SetVoiceByName(wanted.encode("utf-8")) != 0:
+                    raise TTSError(f"espeak-ng has no voice called {wanted!r}")
+                _EspeakBackend._voice = wanted
+            e.SetParameter(e.RATE, int(rate), 0)
+            self._chunks = []
+            if e.Synth(text, flags=e.CHARS_UTF8 | e.ENDPAUSE) != 0:
+                raise TTSError("espeak-ng refused the sentence")
+            e.Synchronize()
+            return SynthesizedAudio(b"".join(self._chunks), self.sample_rate)
 
     def voices(self) -> list[Voice]:
-        found = []
-        for v in self._espeak.ListVoices(None):
-            lang = v.languages[1:].decode("utf-8", "ignore") if v.languages else ""
-            found.append(
-                Voice(
-                    id=v.identifier.decode("utf-8", "ignore").lower(),
-                    name=v.name.decode("utf-8", "ignore"),
-                    languages=(lang,) if lang else (),
+        with self._locked():
+            listed = self._espeak.ListVoices(None)
+            found = []
+            for v in listed:
+                # `languages` is a priority byte then the tag; ctypes stops at the first NUL
+                lang = v.languages[1:].decode("utf-8", "ignore").lower() if v.languages else ""
+                found.append(
+                    Voice(
+                        id=v.identifier.decode("utf-8", "ignore").lower(),
+                        name=v.name.decode("utf-8", "ignore"),
+                        languages=(lang,) if lang else (),
+                    )
                 )
-            )
         return found
 
 
@@ -229,7 +280,10 @@ class _Pyttsx3FileBackend:
         found = []
         for v in self._engine.getProperty("voices"):
             langs = tuple(
-                lang.decode("utf-8", "ignore") if isinstance(lang, bytes) else str(lang)
+                (lang.decode("utf-8", "ignore") if isinstance(lang, bytes) else str(lang))
+                .lstrip("\x05")
+                .replace("_", "-")
+                .lower()
                 for lang in (getattr(v, "languages", None) or [])
             )
             found.append(Voice(id=str(v.id), name=str(v.name), languages=langs))
@@ -249,30 +303,63 @@ def _new_engine() -> Any:
 
 
 class Pyttsx3Engine:
-    """`TTSEngine` over pyttsx3. Jobs run in order on the process's engine thread."""
+    """`TTSEngine` over pyttsx3. Jobs run in order on the process's engine thread.
+
+    `timeout_s` is how long one sentence may take on the engine thread before the
+    watchdog gives up on that thread. `before_sentence` runs on the engine thread
+    before each sentence, with its text (tests use it to force a hang).
+    """
 
     def __init__(
-        self, *, timeout_s: float = 15.0, voice: str | None = None, rate: int = 175
+        self,
+        *,
+        timeout_s: float = 15.0,
+        voice: str | None = None,
+        rate: int = NORMAL_RATE,
+        before_sentence: Callable[[str], None] | None = None,
     ) -> None:
         self._timeout_s = timeout_s
         self._default_voice = voice
         self._default_rate = rate
+        self._before_sentence = before_sentence
         self._closed = False
 
-    async def _submit(self, job: Job) -> Any:
+    async def load(self) -> None:
+        """Start the engine thread and its engine ahead of the first sentence."""
+        await self._submit(lambda engine: None)
+
+    async def _submit(self, run: Callable[[Any], Any]) -> Any:
         if self._closed:
             raise TTSError("the speech engine is closed")
-        owner = _EngineOwner.get()
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        owner.jobs.put((job, future))
+        job = _Job(run)
+        _EngineOwner.submit(job)
+        waiter = asyncio.wrap_future(job.future)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), self._timeout_s)
-        except TimeoutError:
-            # The engine hung (pyttsx3's known runAndWait hang): leave its daemon thread
-            # behind and let the next sentence start a fresh one.
-            log.warning("the speech engine hung for %.0f s; restarting it", self._timeout_s)
-            _EngineOwner.abandon(owner)
-            raise TTSError("the speech engine stopped answering; it has been restarted") from None
+            while True:
+                done, _ = await asyncio.wait({waiter}, timeout=self._next_check(job))
+                if done:
+                    return waiter.result()
+                owner = job.owner
+                busy = owner.busy if owner is not None else None
+                if owner is None or busy is None or busy.started_at is None:
+                    continue
+                if time.monotonic() - busy.started_at < self._timeout_s:
+                    continue
+                if _EngineOwner.abandon_if_hung(owner, busy):
+                    log.warning("the speech engine hung for %.0f s; restarting it", self._timeout_s)
+                if busy is job:
+                    raise TTSError("the speech engine stopped answering; it has been restarted")
+        except asyncio.CancelledError:
+            job.future.cancel()  # still queued: never run it
+            raise
+
+    def _next_check(self, job: _Job) -> float:
+        """Seconds until the job its owner is on would count as hung."""
+        owner = job.owner
+        busy = owner.busy if owner is not None else None
+        if owner is None or owner.abandoned or busy is None or busy.started_at is None:
+            return min(0.25, self._timeout_s)
+        return max(0.02, busy.started_at + self._timeout_s - time.monotonic())
 
     async def synthesize(
         self, text: str, voice: str | None = None, rate: int | None = None
@@ -281,8 +368,11 @@ class Pyttsx3Engine:
             raise TTSError("nothing to say")
         chosen_voice = voice or self._default_voice
         chosen_rate = rate or self._default_rate
+        hook = self._before_sentence
 
         def job(engine: Any) -> SynthesizedAudio:
+            if hook is not None:
+                hook(text)
             audio: SynthesizedAudio = engine.synthesize(text, chosen_voice, chosen_rate)
             if not audio.pcm:
                 raise TTSError("the speech engine produced no audio")

@@ -1,0 +1,44 @@
+"""The engine the settings ask for (`tts.engine`), built without loading anything."""
+
+from __future__ import annotations
+
+import os
+
+from app.config import TTSSettings
+from app.tts.engine import TTSEngine
+
+
+def create_tts_engine(settings: TTSSettings) -> TTSEngine:
+    """`pyttsx3`, `hibari` or `openai_speech`, with the configured voice and rate.
+
+    Nothing blocks here: hibari starts loading on its own thread at once, the others
+    on first use (or `load()`). An OpenAI endpoint without a configured key uses
+    `OPENAI_API_KEY`.
+    """
+    if settings.engine == "hibari":
+        from app.tts.hibari_engine import HibariEngine
+
+        return HibariEngine(
+            voice=settings.voice,
+            rate=settings.rate,
+            model_path=settings.model_path,
+            preload=True,  # about a second of loading, done while the window opens
+        )
+    if settings.engine == "openai_speech":
+        from app.tts.openai_speech import OpenAISpeechEngine, is_openai
+
+        key = settings.api_key.get_secret_value() if settings.api_key else None
+        if not key and is_openai(settings.endpoint):
+            key = os.environ.get("OPENAI_API_KEY") or None
+        return OpenAISpeechEngine(
+            endpoint=settings.endpoint,
+            api_key=key,
+            model=settings.model,
+            voice=settings.voice,
+            rate=settings.rate,
+            audio_format=settings.audio_format,
+            timeout_s=settings.timeout_s,
+        )
+    from app.tts.pyttsx3_engine import Pyttsx3Engine
+
+    return Pyttsx3Engine(voice=settings.voice, rate=settings.rate)
