@@ -42,3 +42,112 @@ def test_histories_are_listed_and_deleted(tmp_path: Path) -> None:
     assert store.list_histories("c") == [a]
     store.delete_history("c", a)
     assert store.list_histories("c") == []
+
+
+def test_each_conversation_is_one_file_and_can_be_renamed(tmp_path: Path) -> None:
+    store = FileStorage(tmp_path)
+    first, second = store.create_history("c"), store.create_history("c")
+    store.append("c", first, [Msg.user("What is the tallest mountain on Earth, really?")])
+    store.append("c", second, [Msg.user("hello")])
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == sorted(
+        [f"{first}.jsonl", f"{second}.jsonl"]
+    )
+    store.rename_history("c", second, "  Greetings ")
+    infos = {i.uid: i for i in FileStorage(tmp_path).list_conversations("c")}
+    assert infos[first].title == "What is the tallest mountain on Earth, really?"
+    assert infos[second].title == "Greetings" and infos[second].message_count == 1
+    memory = InMemoryStorage()
+    uid = memory.create_history("c")
+    memory.rename_history("c", uid, "Named")
+    assert memory.list_conversations("c")[0].title == "Named"
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from app.agent.storage import FileStorage
+from app.llm import Msg
+store = FileStorage(Path(sys.argv[1]))
+n = 0
+while True:
+    store.append("c", "h", [Msg.user(f"turn {n} " + "x" * 5000), Msg.assistant(f"reply {n}")])
+    n += 1
+    if n == 5:
+        print("writing", flush=True)
+"""
+
+
+def test_killing_the_writer_mid_write_never_loses_earlier_turns(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parents[1]
+    for attempt in range(3):
+        folder = tmp_path / str(attempt)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(folder)], cwd=root, stdout=subprocess.PIPE
+        )
+        assert proc.stdout is not None and proc.stdout.readline() == b"writing\n"
+        time.sleep(0.05 * attempt)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        store = FileStorage(folder)
+        messages = store.load("c", "h")
+        assert len(messages) >= 10
+        # Every turn that is there is whole and in order; at most the last one is cut.
+        users = [m.text.split()[1] for m in messages if m.role == "user"]
+        assert users == [str(n) for n in range(len(users))]
+        assert all(len(m.text) == len(f"turn {n} ") + 5000 for n, m in enumerate(
+            m for m in messages if m.role == "user"))
+        assert store.drain_notices() == []  # a torn tail is expected, not damage
+        store.append("c", "h", [Msg.user("after the crash")])
+        assert store.load("c", "h")[-1].text == "after the crash"
+
+
+def test_images_are_stored_as_file_references_never_base64(tmp_path: Path) -> None:
+    import re
+
+    from PIL import Image
+
+    from app.llm import ImageBlock, TextBlock, ToolResultBlock
+    from app.media import import_image_sync
+
+    picture = tmp_path / "p.png"
+    Image.effect_noise((256, 256), 64).convert("RGB").save(picture)
+    image = import_image_sync(picture, session_id="s", name="p1", root=tmp_path / "data")
+    store = FileStorage(tmp_path / "history")
+    uid = store.create_history("c")
+    result = ToolResultBlock(tool_use_id="t", content=[TextBlock(text="shot"), image])
+    sneaky = "see data:image/png;base64," + "QUFB" * 100
+    store.append(
+        "c",
+        uid,
+        [Msg.user([TextBlock(text="look"), image]), Msg(role="tool", content=[result]),
+         Msg.assistant(sneaky)],
+    )
+    raw = (tmp_path / "history" / "c" / f"{uid}.jsonl").read_bytes()
+    assert re.search(rb"[A-Za-z0-9+/]{64,}", raw) is None
+    assert b"base64,QUFB" not in raw and b"\x89PNG" not in raw
+    loaded = store.load("c", uid)
+    assert isinstance(loaded[0].blocks[1], ImageBlock)
+    assert loaded[0].images[0].original.path == image.original.path
+
+
+def test_a_damaged_history_file_is_backed_up_and_its_good_turns_kept(tmp_path: Path) -> None:
+    store = FileStorage(tmp_path)
+    uid = store.create_history("c")
+    store.append("c", uid, [Msg.user("one"), Msg.assistant("two")])
+    path = tmp_path / "c" / f"{uid}.jsonl"
+    good = path.read_bytes()
+    path.write_bytes(good + b"\x00\xff garbage in the middle\n" + good)
+    fresh = FileStorage(tmp_path)
+    assert [m.text for m in fresh.load("c", uid)] == ["one", "two", "one", "two"]
+    [notice] = fresh.drain_notices()
+    assert "damaged" in notice and ".bad" in notice
+    backup = path.with_name(path.name + ".bad")
+    assert b"garbage" in backup.read_bytes() and b"garbage" not in path.read_bytes()
+    assert fresh.drain_notices() == []
+    assert [m.text for m in fresh.load("c", uid)] == ["one", "two", "one", "two"]
+    assert fresh.drain_notices() == []  # the repaired file is clean now

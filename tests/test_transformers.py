@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+import sys
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
-from typing import TypeVar
+from types import FrameType
+from typing import Any, TypeVar
+from unittest.mock import patch
 
 import pytest
 
-from app.agent.outputs import Actions, SentenceOutput
+from app.agent.outputs import Actions, SentenceOutput, ToolStatus
 from app.agent.transformers import (
     DisplayFragment,
     Fragment,
@@ -105,9 +109,9 @@ async def test_initials_do_not_end_a_sentence(tokenize: Tokenizer) -> None:
 
 
 @tokenized
-async def test_an_ellipsis_ends_a_sentence_only_before_a_capital(tokenize: Tokenizer) -> None:
+async def test_an_ellipsis_never_ends_an_english_sentence(tokenize: Tokenizer) -> None:
     got = await sentences("Well... maybe later. Hmm… I see. Wait...", tokenize)
-    assert got == ["Well... maybe later.", "Hmm…", "I see.", "Wait..."]
+    assert got == ["Well... maybe later.", "Hmm… I see.", "Wait..."]
 
 
 @tokenized
@@ -130,8 +134,13 @@ async def test_a_closing_quote_stays_with_its_sentence(tokenize: Tokenizer) -> N
 
 
 @tokenized
-async def test_cjk_ellipsis_pauses_inside_a_sentence(tokenize: Tokenizer) -> None:
-    assert await sentences("嗯……我觉得可以。", tokenize) == ["嗯……我觉得可以。"]
+async def test_a_cjk_ellipsis_ends_a_sentence(tokenize: Tokenizer) -> None:
+    assert await sentences("嗯……我觉得可以。好的...走吧", tokenize) == [
+        "嗯……",
+        "我觉得可以。",
+        "好的...",
+        "走吧",
+    ]
 
 
 @tokenized
@@ -231,6 +240,85 @@ async def test_a_dot_at_the_end_of_a_token_waits_for_the_next_token() -> None:
     assert await anext(divider) == Fragment("Bye")
 
 
+@tokenized
+async def test_prices_never_end_a_sentence(tokenize: Tokenizer) -> None:
+    got = await sentences("It costs $29.99 or €5.50 now. Lunch was $5. Then we left.", tokenize)
+    assert got == ["It costs $29.99 or €5.50 now.", "Lunch was $5.", "Then we left."]
+
+
+@tokenized
+async def test_a_dotted_capital_abbreviation_ends_a_sentence_only_before_a_new_one(
+    tokenize: Tokenizer,
+) -> None:
+    text = "The U.S. Army is large. I live in the U.S. It is big. See the U.K. today."
+    got = await sentences(text, tokenize)
+    assert got == [
+        "The U.S. Army is large.",
+        "I live in the U.S.",
+        "It is big.",
+        "See the U.K. today.",
+    ]
+
+
+@tokenized
+async def test_an_email_address_is_not_cut(tokenize: Tokenizer) -> None:
+    got = await sentences("Write to a.b@example.com. I will reply.", tokenize)
+    assert got == ["Write to a.b@example.com.", "I will reply."]
+
+
+@tokenized
+async def test_a_numbered_list_in_one_line_is_not_cut_at_its_numbers(tokenize: Tokenizer) -> None:
+    got = await sentences("Do this: 1. Mix 2. Bake 3. Eat. It was 1999. Then 2000.", tokenize)
+    assert got == ["Do this: 1. Mix 2. Bake 3. Eat.", "It was 1999.", "Then 2000."]
+
+
+@tokenized
+async def test_cjk_semicolons_and_japanese_marks_end_a_sentence(tokenize: Tokenizer) -> None:
+    got = await sentences("今天很好；明天也好。はい｡元気ですか？", tokenize)
+    assert got == ["今天很好；", "明天也好。", "はい｡", "元気ですか？"]
+
+
+@tokenized
+async def test_a_cjk_ending_keeps_its_doubled_marks_and_closing_quote(tokenize: Tokenizer) -> None:
+    got = await sentences('真的吗？！他说："好！"然后走了。"对"他说。', tokenize)
+    assert got == ["真的吗？！", '他说："好！"', "然后走了。", '"对"他说。']
+
+
+@tokenized
+async def test_an_inline_act_tag_split_across_tokens_stays_whole(tokenize: Tokenizer) -> None:
+    text = 'Hi. <|ACT {"emotion": "joy", "intensity": 0.5}|> Nice! Ok.'
+    got = await sentences(text, tokenize)
+    assert got == ["Hi.", '<|ACT {"emotion": "joy", "intensity": 0.5}|> Nice!', "Ok."]
+
+
+@tokenized
+async def test_an_unclosed_bracket_or_quote_loses_no_text(tokenize: Tokenizer) -> None:
+    text = "I am [so happy. Really. " + "Yes. " * 60 + 'He said "hi. Bye.'
+    got = await sentences(text, tokenize)
+    assert " ".join(got) == text.strip()
+    assert got[-2:] == ['He said "hi.', "Bye."]  # a stray " does not hold sentences back
+
+
+@tokenized
+async def test_first_fragment_min_words_sets_where_the_comma_cut_may_come(
+    tokenize: Tokenizer,
+) -> None:
+    text = "Well, I think that, in fact, we should go."
+
+    async def cut(min_words: int) -> list[str]:
+        divider = sentence_divider(stream(tokenize(text)), first_fragment_min_words=min_words)
+        return [f.text for f in await collect(divider)]
+
+    assert await cut(1) == ["Well,", "I think that, in fact, we should go."]
+    assert await cut(5) == ["Well, I think that, in fact,", "we should go."]
+    assert await cut(20) == [text]
+
+
+async def test_the_pipeline_takes_the_first_fragment_min_words_option() -> None:
+    outs = await collect(reply_pipeline(stream(["好的，我们走吧。"]), first_fragment_min_words=1))
+    assert [o.tts_text for o in outs] == ["好的，", "我们走吧。"]
+
+
 # ---------------------------------------------------------------- actions_extractor
 
 
@@ -266,6 +354,30 @@ async def test_tags_in_thinking_are_not_actions() -> None:
     [(fragment, actions)] = await collect(actions_extractor(stream([Fragment("[joy]?", True)])))
     assert fragment == Fragment("[joy]?", True)
     assert not actions
+
+
+async def test_an_inline_act_tag_becomes_an_expression_with_its_intensity() -> None:
+    [(fragment, actions)] = await extracted(
+        'Hi <|ACT {"emotion": "Joy", "intensity": 0.6}|>there <|act {"emotion": ["fear"]}|>!'
+    )
+    assert fragment.text == "Hi  there  !"
+    assert actions.expressions == ["joy", "fear"]
+    assert actions.intensities == {"joy": 0.6, "fear": 1.0}
+
+
+async def test_an_inline_tag_is_removed_even_when_it_is_not_a_known_expression() -> None:
+    [(fragment, actions)] = await extracted(
+        'a <|ACT {"emotion": "dance"}|> b <|ACT {"emotion": oops}|> c <|im_end|> d'
+    )
+    assert fragment.text.split() == ["a", "b", "c", "d"]
+    assert not actions
+
+
+async def test_an_inline_intensity_is_clamped() -> None:
+    [(_, actions)] = await extracted(
+        '<|ACT {"emotion": "joy", "intensity": 7}|><|ACT {"emotion": "anger", "intensity": -1}|>'
+    )
+    assert actions.intensities == {"joy": 1.0, "anger": 0.0}
 
 
 # ---------------------------------------------------------------- display_processor
@@ -364,6 +476,25 @@ async def test_code_blocks_are_shown_but_not_spoken() -> None:
     assert got == ["Try this:", "", "", "", "Done."]
 
 
+async def test_prices_and_numbers_are_spoken() -> None:
+    assert await spoken("It costs $5, or €5.50, or ¥29.99 (3.14 each).") == [
+        "It costs $5, or €5.50, or ¥29.99."
+    ]
+
+
+async def test_a_url_goes_but_the_sentence_keeps_its_punctuation() -> None:
+    got = await spoken(
+        "My site is https://x.org.", "Open example.com/docs now!", "看这里https://x.org/a。"
+    )
+    assert got == ["My site is.", "Open now!", "看这里。"]
+
+
+async def test_unbalanced_markup_is_read_without_backtracking_and_its_marks_not_spoken() -> None:
+    # Each of these once made a pattern rescan the rest of the text from every mark.
+    got = await spoken("[" * 20_000, "((" * 10_000 + "x", "**a " * 5_000, "I <3 it" * 5_000)
+    assert got == ["", "x", " ".join(["a"] * 5_000), "I <3 it" * 5_000]
+
+
 # ---------------------------------------------------------------- reply_pipeline
 
 
@@ -437,7 +568,7 @@ async def test_the_first_sentence_leaves_before_the_token_stream_has_finished() 
     await pipeline.aclose()
 
 
-async def test_a_cjk_sentence_leaves_with_the_token_that_completes_it() -> None:
+async def test_a_cjk_sentence_leaves_with_the_token_that_shows_its_ending_is_over() -> None:
     asked: list[int] = []
 
     async def model() -> AsyncIterator[str]:
@@ -447,7 +578,21 @@ async def test_a_cjk_sentence_leaves_with_the_token_that_completes_it() -> None:
 
     pipeline = reply_pipeline(model())
     assert (await anext(pipeline)).tts_text == "你好！"
-    assert asked == [0, 1]
+    assert asked == [0, 1, 2]  # "！" might have become "！？"; "今天" shows it did not
+    await pipeline.aclose()
+
+
+async def test_a_cjk_sentence_followed_by_more_text_in_its_token_needs_no_other_token() -> None:
+    asked: list[int] = []
+
+    async def model() -> AsyncIterator[str]:
+        for index, token in enumerate(["你好！今", "天很好", "。"]):
+            asked.append(index)
+            yield token
+
+    pipeline = reply_pipeline(model())
+    assert (await anext(pipeline)).tts_text == "你好！"
+    assert asked == [0]
     await pipeline.aclose()
 
 
@@ -492,3 +637,149 @@ async def test_a_quoted_cjk_sentence_leaves_with_its_closing_quote() -> None:
     assert await anext(divider) == Fragment("他说：「你好！」")
     assert asked == ["他说：「你好！", "」"]
     await divider.aclose()
+
+
+# ---------------------------------------------------------------- tool statuses
+
+
+async def test_a_tool_status_passes_through_in_order_after_the_pending_sentence() -> None:
+    status = ToolStatus("get_time", "[🔧 get_time]")
+    done = ToolStatus("get_time", "[🔧 get_time]", done=True)
+    tokens: list[str | ToolStatus] = ["Let me check", status, done, "It is", " noon. Bye."]
+    outs = await collect(reply_pipeline(stream(tokens)))
+    assert outs == [
+        SentenceOutput("Let me check", "Let me check"),
+        status,
+        done,
+        SentenceOutput("It is noon.", "It is noon."),
+        SentenceOutput("Bye.", "Bye."),
+    ]
+    assert outs[1] is status
+
+
+async def test_a_tool_status_ends_unclosed_thinking_and_rearms_the_comma_cut() -> None:
+    status = ToolStatus("search", "[🔧 search]")
+    tokens: list[str | ToolStatus] = [
+        "Well, I think that, yes. ",
+        "<think>look it up",
+        status,
+        "Found it, the answer is here, friend.",
+    ]
+    outs = await collect(reply_pipeline(stream(tokens)))
+    assert [o if isinstance(o, ToolStatus) else (o.display_text, o.is_thinking) for o in outs] == [
+        ("Well, I think that,", False),
+        ("yes.", False),
+        ("look it up", True),
+        status,
+        ("Found it, the answer is here,", False),
+        ("friend.", False),
+    ]
+
+
+async def test_every_stage_alone_passes_a_tool_status_through() -> None:
+    status = ToolStatus("t", "[🔧 t]")
+    fragment = Fragment("Hi.")
+    items: list[Any] = await collect(actions_extractor(stream([fragment, status])))
+    assert items[1] is status
+    items = await collect(display_processor(stream([(fragment, Actions()), status])))
+    assert items[1] is status
+    items = await collect(tts_filter(stream([DisplayFragment(fragment, Actions(), "Hi."), status])))
+    assert items == [SentenceOutput("Hi.", "Hi."), status]
+
+
+async def test_a_tool_status_closes_an_unfinished_code_block() -> None:
+    status = ToolStatus("run", "[🔧 run]")
+    tokens: list[str | ToolStatus] = ["```\nx = 1\n", status, "Done."]
+    outs = await collect(reply_pipeline(stream(tokens)))
+    assert [o if isinstance(o, ToolStatus) else o.tts_text for o in outs] == [
+        "",
+        "",
+        status,
+        "Done.",
+    ]
+
+
+# ---------------------------------------------------------------- long replies
+
+
+async def test_a_100k_character_reply_goes_through_the_whole_pipeline() -> None:
+    unit = "[joy] Hello there, friend. 你好！今天天气很好。**It** costs $5 😊. "
+    text = unit * (100_000 // len(unit) + 1)
+    chunks = [text[i : i + 4] for i in range(0, len(text), 4)]
+    outs = await collect(reply_pipeline(stream(chunks)))
+    shown_text = "".join(o.display_text for o in outs).replace(" ", "")
+    assert shown_text == text.replace("[joy]", "").replace(" ", "")
+    assert sum(o.actions.expressions == ["joy"] for o in outs) == text.count("[joy]")
+
+
+# How a reply can make a divider rescan what it already read, each grown to n characters.
+LONG_SHAPES: dict[str, Callable[[int], str]] = {
+    "sentences": lambda n: ("Hello there, friend. 你好！今天天气很好。" * n)[:n],
+    "one sentence": lambda n: ("word " * n)[:n],
+    "tags and commas before any cut": lambda n: ("[x], " * n)[:n],
+    "an unclosed bracket": lambda n: "(" + ("aside " * n)[:n],
+    "an unclosed quote": lambda n: '"' + ("quoted. " * n)[:n],
+    "CJK with no marks": lambda n: "好" * n,
+    "a long gap after etc.": lambda n: "Apples etc." + " " * n,
+    "a long run of marks": lambda n: "好" + "！" * n,
+    "a long word before a full stop": lambda n: "x" * n + ". Next",
+    "a long list of numbers": lambda n: " ".join(str(i % 100) + "." for i in range(n // 4)),
+}
+long_shapes = pytest.mark.parametrize("shape", LONG_SHAPES, ids=list(LONG_SHAPES))
+
+
+@long_shapes
+async def test_a_long_reply_one_character_a_token_loses_nothing(shape: str) -> None:
+    text = LONG_SHAPES[shape](20_000)
+    outs = await collect(sentence_divider(stream(text)))
+    assert "".join("".join(f.text.split()) for f in outs) == "".join(text.split())
+
+
+class _CountingPattern:
+    """A compiled pattern that counts the characters it is asked to read."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.chars = pattern, 0
+
+    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        found = self.pattern.search(text, pos)
+        self.chars += (found.end() if found else len(text)) - pos
+        return found
+
+    def sub(self, repl: str, text: str) -> str:
+        self.chars += len(text)
+        return self.pattern.sub(repl, text)
+
+
+def _divider_work(text: str) -> int:
+    """The divider's work on `text` fed one character a token: lines of its code run, plus
+    characters its patterns read (a rescan done inside a regex shows there)."""
+    from app.agent import sentences
+
+    source = sentences.__file__
+    lines = 0
+
+    def trace(frame: FrameType, event: str, arg: object) -> Any:
+        nonlocal lines
+        if frame.f_code.co_filename != source:
+            return None
+        if event == "line":
+            lines += 1
+        return trace
+
+    stops, markup = _CountingPattern(sentences._NEXT_STOP), _CountingPattern(sentences._MARKUP)
+    previous = sys.gettrace()
+    with patch.object(sentences, "_NEXT_STOP", stops), patch.object(sentences, "_MARKUP", markup):
+        sys.settrace(trace)
+        try:
+            asyncio.run(collect(sentence_divider(stream(text))))
+        finally:
+            sys.settrace(previous)
+    return lines + stops.chars + markup.chars
+
+
+@long_shapes
+def test_dividing_a_reply_takes_work_linear_in_its_length(shape: str) -> None:
+    small = _divider_work(LONG_SHAPES[shape](400))
+    large = _divider_work(LONG_SHAPES[shape](1_600))
+    assert large < 4.6 * small, (small, large)

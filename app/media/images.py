@@ -1,0 +1,216 @@
+"""The image import policy: every image a model sees goes through `import_image`.
+
+The original bytes are kept as they came; the model copy has a longest side of at
+most 2000 px and at most 3.75 MiB encoded. An image that already fits and needs no
+EXIF rotation is reused as its own model copy; anything else is resized and
+re-encoded. Files live under `<data dir>/media/<session_id>/`, named by content,
+so importing the same image twice writes nothing new. History holds only these
+file references, never the bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import math
+import os
+import re
+from pathlib import Path
+
+from PIL import Image, ImageOps
+
+from app.llm import ImageBlock, ImageFileRef
+
+__all__ = [
+    "MAX_MODEL_BYTES",
+    "MAX_MODEL_SIDE",
+    "ImageError",
+    "import_image",
+    "import_image_sync",
+    "model_copy_sync",
+    "sniff_image_type",
+]
+
+MAX_MODEL_SIDE = 2000
+MAX_MODEL_BYTES = int(3.75 * 1024 * 1024)
+_EXIF_ORIENTATION = 0x0112
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+_EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
+
+
+class ImageError(Exception):
+    """The image cannot be used: not a PNG/JPEG/WebP, damaged, or not writable."""
+
+
+def sniff_image_type(data: bytes) -> str | None:
+    """The MIME type of PNG, JPEG or WebP content, from its first bytes; else None."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if len(data) >= 12 and data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _write_once(path: Path, data: bytes) -> None:
+    """Write `data` to `path` unless it is already there (content-named files)."""
+    if path.is_file() and path.stat().st_size == len(data):
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _has_alpha(image: Image.Image) -> bool:
+    return image.mode in ("RGBA", "LA", "PA") or (
+        image.mode == "P" and "transparency" in image.info
+    )
+
+
+def _encode_for_model(image: Image.Image, keep_alpha: bool) -> tuple[bytes, str, int, int]:
+    """Re-encode `image` (already rotated) within the model limits: (bytes, mime, w, h)."""
+    ratio = max(image.size) / MAX_MODEL_SIDE
+    if ratio > 1.5:
+        # A whole-number box reduction (4K → 1920 px) costs a seventh of a resample.
+        image = image.reduce(math.ceil(ratio))
+    elif ratio > 1:
+        size = (max(1, round(image.width / ratio)), max(1, round(image.height / ratio)))
+        image = image.resize(size, Image.Resampling.BILINEAR)
+    if keep_alpha:
+        out = io.BytesIO()
+        image.convert("RGBA").save(out, "PNG", compress_level=6)
+        if out.tell() <= MAX_MODEL_BYTES:
+            return out.getvalue(), "image/png", image.width, image.height
+    rgb = image
+    if _has_alpha(image):
+        background = Image.new("RGB", image.size, (255, 255, 255))
+        background.paste(image.convert("RGBA"), mask=image.convert("RGBA").getchannel("A"))
+        rgb = background
+    elif image.mode != "RGB":
+        rgb = image.convert("RGB")
+    while True:
+        for quality in (85, 70, 55, 40):
+            out = io.BytesIO()
+            rgb.save(out, "JPEG", quality=quality)
+            if out.tell() <= MAX_MODEL_BYTES:
+                return out.getvalue(), "image/jpeg", rgb.width, rgb.height
+        if max(rgb.size) <= 64:  # pragma: no cover - a 64 px JPEG is never 3.75 MiB
+            raise ImageError("The image could not be made small enough for the model.")
+        rgb = rgb.resize((max(1, rgb.width * 3 // 4), max(1, rgb.height * 3 // 4)))
+
+
+def import_image_sync(
+    source: Path | bytes,
+    *,
+    session_id: str,
+    name: str | None = None,
+    root: Path | None = None,
+) -> ImageBlock:
+    """`import_image` without the worker thread, for code that is already off the loop."""
+    if not _SAFE_ID.match(session_id):
+        raise ImageError(f"invalid session id {session_id!r}")
+    if root is None:
+        from app.config import data_dir
+
+        root = data_dir()
+    root = Path(root).resolve()
+    source_path: Path | None = None
+    if isinstance(source, Path | str):
+        source_path = Path(source).resolve()
+        try:
+            data = source_path.read_bytes()
+        except OSError as exc:
+            raise ImageError(f"Could not read the image {source_path}: {exc}") from exc
+    else:
+        data = bytes(source)
+    mime = sniff_image_type(data)
+    if mime is None:
+        what = source_path.name if source_path else "The data"
+        raise ImageError(f"{what} is not a PNG, JPEG or WebP image.")
+    try:
+        with Image.open(io.BytesIO(data)) as opened:
+            opened.load()
+            image = opened.copy()
+            orientation = opened.getexif().get(_EXIF_ORIENTATION, 1)
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        raise ImageError(f"The image could not be read: {exc}") from exc
+
+    folder = root / "media" / session_id
+    digest = hashlib.sha256(data).hexdigest()[:20]
+    if source_path is not None and source_path.is_relative_to(root):
+        original_path = source_path  # already kept in the data folder (a capture)
+    else:
+        original_path = folder / f"{digest}.{_EXTENSIONS[mime]}"
+    try:
+        if original_path != source_path:
+            _write_once(original_path, data)
+        original = ImageFileRef(
+            path=original_path, mime_type=mime, width=image.width, height=image.height
+        )
+        rotated = orientation not in (1, None)
+        fits = max(image.size) <= MAX_MODEL_SIDE and len(data) <= MAX_MODEL_BYTES
+        if fits and not rotated:
+            return ImageBlock(original=original, model=original, name=name)
+        if rotated:
+            image = ImageOps.exif_transpose(image)
+        encoded, model_mime, width, height = _encode_for_model(
+            image, keep_alpha=mime != "image/jpeg" and _has_alpha(image)
+        )
+        model_path = folder / f"{digest}-model.{_EXTENSIONS[model_mime]}"
+        _write_once(model_path, encoded)
+    except OSError as exc:
+        raise ImageError(f"Could not save the image under {folder}: {exc}") from exc
+    model = ImageFileRef(path=model_path, mime_type=model_mime, width=width, height=height)
+    return ImageBlock(original=original, model=model, name=name)
+
+
+def model_copy_sync(
+    image: Image.Image,
+    original: ImageFileRef,
+    *,
+    session_id: str,
+    name: str | None = None,
+    root: Path | None = None,
+) -> ImageBlock:
+    """The import policy for pixels already in memory whose original file is kept by the
+    caller (a screen capture): the model copy is made from `image` directly, so the
+    original is not read back and decoded. Blocking; raises `ImageError`."""
+    if not _SAFE_ID.match(session_id):
+        raise ImageError(f"invalid session id {session_id!r}")
+    if root is None:
+        from app.config import data_dir
+
+        root = data_dir()
+    fits = max(image.size) <= MAX_MODEL_SIDE
+    if fits and original.path.is_file() and original.path.stat().st_size <= MAX_MODEL_BYTES:
+        return ImageBlock(original=original, model=original, name=name)
+    encoded, mime, width, height = _encode_for_model(image, keep_alpha=_has_alpha(image))
+    folder = Path(root).resolve() / "media" / session_id
+    path = folder / f"{original.path.stem}-model.{_EXTENSIONS[mime]}"
+    try:
+        _write_once(path, encoded)
+    except OSError as exc:
+        raise ImageError(f"Could not save the image under {path.parent}: {exc}") from exc
+    model = ImageFileRef(path=path, mime_type=mime, width=width, height=height)
+    return ImageBlock(original=original, model=model, name=name)
+
+
+async def import_image(
+    source: Path | bytes,
+    *,
+    session_id: str,
+    name: str | None = None,
+    root: Path | None = None,
+) -> ImageBlock:
+    """Keep an image and make its model copy; Pillow runs in a worker thread.
+
+    `source` is a file or the image's bytes (PNG, JPEG or WebP, recognised from the
+    content). `name` is the label the model sees (`p1`, `tool1`). `root` is the data
+    folder (default: `app.config.data_dir()`). Raises `ImageError`.
+    """
+    return await asyncio.to_thread(
+        import_image_sync, source, session_id=session_id, name=name, root=root
+    )

@@ -1,0 +1,191 @@
+"""MemoryAgent: interruption (mid-sentence, mid-tool-call, between sentences), the
+generation counter, resuming a conversation and user images."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from PIL import Image
+
+from app.agent import BatchInput, FileStorage, InMemoryStorage, MemoryAgent, SentenceOutput
+from app.agent.memory_agent import INTERRUPTED_NOTE
+from app.agent.outputs import ToolStatus
+from app.agent.tools import ToolContext
+from app.llm import Msg
+from tests.test_agent_core import Nothing, Step, call, make_core, tool
+
+
+async def first_item(agent: MemoryAgent, text: str, received: list[object]) -> None:
+    async for item in agent.chat(BatchInput([text])):
+        received.append(item)
+
+
+async def wait_for(predicate: object, timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.005)
+
+
+async def test_a_reply_is_shaped_into_sentences() -> None:
+    core, _, _ = make_core([Step(text=["[joy] Hi there! ", "How are ", "you?"])])
+    agent = MemoryAgent(core)
+    out = [s async for s in agent.chat(BatchInput(["hello"]))]
+    assert [s.display_text for s in out if isinstance(s, SentenceOutput)] == [
+        "Hi there!",
+        "How are you?",
+    ]
+    assert out[0].actions.expressions == ["joy"]  # type: ignore[union-attr]
+
+
+async def test_interrupted_mid_sentence_keeps_exactly_what_was_heard(tmp_path: Path) -> None:
+    pieces = ["First sentence here. ", "Second ", "sentence ", "is ", "never ", "finished", "."]
+    storage = FileStorage(tmp_path)
+    core, provider, _ = make_core([Step(text=pieces, delay=0.05)], storage=storage)  # type: ignore[arg-type]
+    agent = MemoryAgent(core)
+    received: list[object] = []
+    turn = asyncio.create_task(first_item(agent, "tell me", received))
+    await wait_for(lambda: received)
+    agent.handle_interrupt("First sentence here.")
+    await asyncio.wait_for(turn, 5)
+    # Nothing of the cancelled turn reached the caller after the interruption.
+    assert [s.display_text for s in received] == ["First sentence here."]  # type: ignore[attr-defined]
+    for stored in (agent.history, storage.load("c", core.history_uid)):
+        assert [m.role for m in stored] == ["user", "assistant"]
+        assert stored[-1].text == f"First sentence here.\n{INTERRUPTED_NOTE}"
+        assert stored[-1].metadata["interrupted"] is True
+    # The model is told on the next turn.
+    provider.steps = [Step(text=["Sorry!"])]
+    [s async for s in agent.chat(BatchInput(["go on"]))]
+    sent = provider.requests[-1].messages
+    assert INTERRUPTED_NOTE in sent[-2].text and sent[-1].text == "go on"
+
+
+async def test_interrupted_between_sentences_stops_before_the_next_one() -> None:
+    core, _, storage = make_core(
+        [Step(text=["One. ", "Two.", "", "", "", "Three. ", "Four."], delay=0.1)]
+    )
+    agent = MemoryAgent(core)
+    received: list[object] = []
+    turn = asyncio.create_task(first_item(agent, "count", received))
+    await wait_for(lambda: len(received) >= 1)
+    agent.handle_interrupt("One.")
+    await asyncio.wait_for(turn, 5)
+    assert all("Three" not in s.display_text for s in received)  # type: ignore[attr-defined]
+    saved = storage.load("c", core.history_uid)
+    assert saved[-1].text == f"One.\n{INTERRUPTED_NOTE}"
+
+
+async def test_interrupted_mid_tool_call_cancels_the_tool() -> None:
+    cancelled = asyncio.Event()
+
+    async def slow(args: Nothing, ctx: ToolContext) -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    core, provider, storage = make_core(
+        [Step(text=["Let me look. "], calls=[call("slow")]), Step(text=["Too late."])],
+        tools=[tool("slow", slow)],
+    )
+    agent = MemoryAgent(core)
+    received: list[object] = []
+    turn = asyncio.create_task(first_item(agent, "check it", received))
+    await wait_for(lambda: any(isinstance(r, ToolStatus) for r in received))
+    agent.handle_interrupt("Let me look.")
+    await asyncio.wait_for(turn, 5)
+    await asyncio.wait_for(cancelled.wait(), 1)
+    assert len(provider.requests) == 1  # the model was not called again
+    assert not any(getattr(r, "display_text", "") == "Too late." for r in received)
+    saved = storage.load("c", core.history_uid)
+    assert [m.role for m in saved] == ["user", "assistant", "tool", "assistant"]
+    assert saved[1].tool_calls and saved[1].text == ""  # the heard text moved to the end
+    assert saved[2].tool_results[0].is_error
+    assert saved[-1].text == f"Let me look.\n{INTERRUPTED_NOTE}"
+    assert agent.history == saved
+
+
+async def test_an_interrupt_after_the_reply_ended_amends_at_once() -> None:
+    core, _, storage = make_core([Step(text=["A long answer. ", "With two sentences."])])
+    agent = MemoryAgent(core)
+    [s async for s in agent.chat(BatchInput(["q"]))]
+    agent.handle_interrupt("A long")  # playback was cut in the first sentence
+    saved = storage.load("c", core.history_uid)
+    assert saved[-1].text == f"A long\n{INTERRUPTED_NOTE}"
+    assert saved[-1].metadata["heard"] == "A long"
+
+
+async def test_stale_output_never_reaches_the_caller_of_a_newer_turn() -> None:
+    core, _, _ = make_core([Step(text=["Old one. ", "Old two. ", "Old three."], delay=0.05)])
+    agent = MemoryAgent(core)
+    old: list[object] = []
+    first = asyncio.create_task(first_item(agent, "first", old))
+    await wait_for(lambda: old)
+    generation = agent.generation
+    agent.handle_interrupt("Old one.")
+    assert agent.generation == generation + 1
+    core.provider.steps = [Step(text=["New answer."])]  # type: ignore[attr-defined]
+    new = [s async for s in agent.chat(BatchInput(["second"]))]
+    await asyncio.wait_for(first, 5)
+    assert [s.display_text for s in new] == ["New answer."]  # type: ignore[union-attr]
+    assert all("Old t" not in s.display_text for s in old)  # type: ignore[attr-defined]
+
+
+async def test_a_saved_conversation_is_resumed(tmp_path: Path) -> None:
+    storage = FileStorage(tmp_path)
+    core, provider, _ = make_core([Step(text=["Yes."])], storage=storage)  # type: ignore[arg-type]
+    older = storage.create_history("c")
+    storage.append("c", older, [Msg.user("my name is Ada"), Msg.assistant("Hi Ada!")])
+    agent = MemoryAgent(core)
+    agent.set_memory_from_history("c", older)
+    [s async for s in agent.chat(BatchInput(["remember me?"]))]
+    texts = [m.text for m in provider.requests[-1].messages]
+    assert texts[1:] == ["my name is Ada", "Hi Ada!", "remember me?"]
+    assert [m.text for m in storage.load("c", older)][-1] == "Yes."
+
+
+async def test_user_images_are_labelled_p1_p2_across_turns(tmp_path: Path) -> None:
+    core, provider, _ = make_core(
+        [Step(text=["Nice."])], chat_supports_vision=True, media_root=tmp_path
+    )
+    agent = MemoryAgent(core)
+    first = tmp_path / "a.png"
+    Image.new("RGB", (10, 10), "red").save(first)
+    second = (tmp_path / "a.png").read_bytes()
+    [s async for s in agent.chat(BatchInput(["look"], images=[first, second]))]
+    [s async for s in agent.chat(BatchInput(["and"], images=[first, b"not an image"]))]
+    sent = provider.requests[-1].messages
+    labels = [i.name for m in sent for i in m.images]
+    assert labels == ["p1", "p2", "p3"]
+    assert "[image p4 could not be read" in sent[-1].text
+
+
+async def test_in_memory_and_file_storage_behave_the_same_for_amendments(tmp_path: Path) -> None:
+    for storage in (InMemoryStorage(), FileStorage(tmp_path)):
+        uid = storage.create_history("c")
+        storage.append("c", uid, [Msg.user("a"), Msg.assistant("b"), Msg.assistant("c")])
+        storage.amend("c", uid, -2, Msg.assistant("B"))
+        storage.amend_last("c", uid, Msg.assistant("C"))
+        assert [m.text for m in storage.load("c", uid)] == ["a", "B", "C"]
+
+
+async def test_a_hundred_thousand_character_reply_is_spoken_and_kept_whole() -> None:
+    pieces = ["This is one more sentence of a very long answer. "] * 2041
+    text = "".join(pieces)[:100_000]
+    core, _, storage = make_core([Step(text=[text[i : i + 50] for i in range(0, len(text), 50)])])
+    agent = MemoryAgent(core)
+    out = [s async for s in agent.chat(BatchInput(["talk"]))]
+    assert len(out) > 1000
+    assert storage.load("c", core.history_uid)[-1].text == text
+
+
+async def test_unbalanced_think_and_bracket_tags_do_not_lose_the_turn() -> None:
+    core, _, storage = make_core([Step(text=["<think>never closed ", "[joy and [ no end"])])
+    agent = MemoryAgent(core)
+    out = [s async for s in agent.chat(BatchInput(["hm"]))]
+    assert out  # something was shown
+    assert storage.load("c", core.history_uid)[-1].text == "<think>never closed [joy and [ no end"
