@@ -56,11 +56,25 @@ class ChatSettings(BaseModel):
 
 
 class SpeechSettings(BaseModel):
-    adapter: Literal["whisper_local"] = "whisper_local"
-    model: str = "tiny.en"
+    """Speech recognition. `model`/`endpoint` unset = the adapter's default (tiny.en for
+    whisper_local). `api_key` is the speech service's own key, never the chat model's;
+    doubao_asr also needs `app_id` (Volcengine APP ID) and may take `resource_id`."""
+
+    adapter: Literal["whisper_local", "openai_transcribe", "doubao_asr", "dashscope_funasr"] = (
+        "whisper_local"
+    )
+    model: str | None = None
     model_path: Path | None = None
     language: str | None = "en"
     threads: int | None = None
+    endpoint: str | None = None
+    api_key: SecretStr | None = None
+    app_id: str | None = None
+    resource_id: str | None = None
+    # whisper_local: re-transcribe the growing utterance after this many seconds of new
+    # audio to show partial text while the user speaks; 0 turns partials off.
+    partial_interval_s: float = Field(1.0, ge=0.0, le=30.0)
+    timeout_s: float = Field(30.0, gt=0.0)
 
 
 class VadSettings(BaseModel):
@@ -82,15 +96,86 @@ class AudioSettings(BaseModel):
 
 
 class TTSSettings(BaseModel):
-    engine: Literal["pyttsx3"] = "pyttsx3"
+    """The voice. `engine`: `pyttsx3` (the system voice), `hibari` (an offline neural
+    voice that ships in its package) or `openai_speech` (OpenAI or any server with an
+    OpenAI-compatible `/audio/speech`). `voice` is an id from that engine's voice list;
+    `rate` is words per minute (175 = the engine's normal pace)."""
+
+    engine: Literal["pyttsx3", "hibari", "openai_speech"] = "pyttsx3"
     voice: str | None = None
     rate: int = 175
     lookahead: int = Field(2, ge=1, le=8)
+    # hibari: another voice model file (for example one copied by hand)
+    model_path: Path | None = None
+    # openai_speech: the API base (it ends in /v1), the model name, the key, the format
+    endpoint: str = "https://api.openai.com/v1"
+    model: str | None = None
+    api_key: SecretStr | None = None
+    audio_format: Literal["pcm", "wav"] = "pcm"
+    timeout_s: float = Field(30.0, gt=0)
 
 
 class PersonaSettings(BaseModel):
+    """The character. `character_file` (TOML: name, system_prompt, expressions) is the
+    default character when unset; `name` and `system_prompt` set here override it."""
+
     name: str = "Mika"
     system_prompt: str | None = None
+    character_file: Path | None = None
+
+
+class AgentSettings(BaseModel):
+    """The agent's tool loop and how images reach the model."""
+
+    enable_tool: bool = True
+    max_tool_rounds: int = Field(6, ge=0, le=50)
+    tool_timeout_s: float = Field(30.0, gt=0)
+    # None: from the model catalogue (unknown models are taken as text-only).
+    chat_supports_vision: bool | None = None
+    # Also keep a text summary of every image in the history (a vision pre-call each).
+    require_detailed: bool = False
+    # Ask the user before each screenshot the model wants to take.
+    confirm_screenshots: bool = False
+    allow_clipboard: bool = False
+    # None: from the model catalogue (local models: chat.local_context).
+    context_window: int | None = Field(None, gt=0)
+    # The vision model that describes images for a text-only chat model (a route).
+    vision_model: str | None = None
+    vision_base_url: str | None = None
+    vision_api_key: SecretStr | None = None
+    vision_api_style: Literal["chat", "responses"] = "chat"
+
+
+class ToolParameter(BaseModel):
+    type: Literal["string", "integer", "number", "boolean"] = "string"
+    description: str = ""
+    required: bool | None = None  # default: required unless a default is given
+    default: str | int | float | bool | None = None
+
+
+class UserToolSettings(BaseModel):
+    """A user tool: a program run without a shell; `{param}` in an argument is replaced
+    by the model's value. Its standard output is what the model reads."""
+
+    command: str | list[str]
+    description: str = ""
+    parameters: dict[str, ToolParameter] = Field(default_factory=dict)
+    timeout_s: float = Field(30.0, gt=0)
+
+
+class McpServerSettings(BaseModel):
+    """An MCP server started as a child process and spoken to over stdio."""
+
+    command: str | list[str]
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: Path | None = None
+    timeout_s: float = Field(30.0, gt=0)
+    enabled: bool = True
+
+
+class McpSettings(BaseModel):
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
 
 
 class Settings(BaseSettings):
@@ -106,6 +191,9 @@ class Settings(BaseSettings):
     audio: AudioSettings = AudioSettings()
     tts: TTSSettings = TTSSettings()
     persona: PersonaSettings = PersonaSettings()
+    agent: AgentSettings = AgentSettings()
+    tools: dict[str, UserToolSettings] = Field(default_factory=dict)
+    mcp: McpSettings = McpSettings()
     expression_idle_s: float = 20.0
 
     @classmethod

@@ -10,6 +10,7 @@ import enum
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 class Status(enum.StrEnum):
@@ -86,6 +87,25 @@ class MicStateChanged:
     detail: str = ""
 
 
+@dataclass(slots=True, frozen=True)
+class CaptureTaken:
+    """The model took a screenshot: the user always sees that a capture happened."""
+
+    path: Path
+    monitor: int  # 0: all monitors, 1..: one monitor
+    width: int
+    height: int
+
+
+@dataclass(slots=True, frozen=True)
+class CaptureRequested:
+    """The model wants a screenshot and the user must allow it first: answer with
+    `VoiceSession.answer_capture(request_id, allowed)`."""
+
+    request_id: int
+    monitor: str
+
+
 SessionEvent = (
     StatusChanged
     | UserTranscript
@@ -95,6 +115,8 @@ SessionEvent = (
     | TurnFinished
     | Notice
     | MicStateChanged
+    | CaptureTaken
+    | CaptureRequested
 )
 
 Listener = Callable[[SessionEvent], None]

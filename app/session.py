@@ -16,8 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.agent import AgentCore, AgentTurnError, BatchInput, MemoryAgent, SentenceOutput, ToolStatus
-from app.agent.prompt import build_system_prompt
+from app.agent.persona import Character, CharacterError, load_character
+from app.agent.prompt import TOOLS_HINT
 from app.agent.storage import ConversationStorage, FileStorage
+from app.agent.tools import McpServer, ToolRegistry, builtin_tools, command_tool
+from app.agent.vision import VisionSummarizer
 from app.audio.capture import AudioSource, MicrophoneSource, MicrophoneUnavailable
 from app.audio.playback import AudioSink, Heard, PlaybackError, SoundDeviceSink
 from app.audio.vad import FRAME_BYTES, Endpointer, EndpointerConfig, SileroVad, VadEventKind, frames
@@ -25,6 +28,8 @@ from app.avatar.state import EXPRESSIONS, ExpressionState
 from app.config import Settings, data_dir
 from app.events import (
     AssistantSentence,
+    CaptureRequested,
+    CaptureTaken,
     EventHub,
     ExpressionChanged,
     MicStateChanged,
@@ -35,6 +40,7 @@ from app.events import (
     TurnFinished,
     UserTranscript,
 )
+from app.media import Capture, ScreenGrabber
 from app.speech import SpeechClient, SpeechConfig, SpeechError, create_speech_client
 from app.tts import SynthesizedAudio, TTSEngine, TTSError
 
@@ -104,16 +110,75 @@ def build_provider(settings: Settings) -> Any:
     )
 
 
+def build_character(settings: Settings) -> tuple[Character, str | None]:
+    """The character (file, then the `persona` settings set explicitly) and a problem
+    to tell the user, if its file could not be used."""
+    persona = settings.persona
+    problem = None
+    try:
+        character = load_character(persona.character_file)
+    except CharacterError as exc:
+        problem = f"{exc} The default character is used instead."
+        character = load_character()
+    updates: dict[str, Any] = {}
+    if "name" in persona.model_fields_set or persona.character_file is None:
+        updates["name"] = persona.name
+    if persona.system_prompt:
+        updates["system_prompt"] = persona.system_prompt
+    return character.model_copy(update=updates), problem
+
+
+def chat_model_facts(settings: Settings) -> tuple[bool, int | None]:
+    """(can the chat model see images, its context window) from settings or the catalogue."""
+    from app.llm import parse_model_route
+    from app.llm.catalogue import model_info
+
+    agent = settings.agent
+    try:
+        route = parse_model_route(settings.chat.model)
+        info = model_info(route.provider, route.model)
+        local = route.provider == "local"
+    except ValueError:
+        return bool(agent.chat_supports_vision), agent.context_window
+    vision = info.vision if agent.chat_supports_vision is None else agent.chat_supports_vision
+    window = agent.context_window or (settings.chat.local_context if local else info.context_window)
+    return vision, window
+
+
+def build_vision(settings: Settings) -> tuple[Any, VisionSummarizer | None]:
+    """The vision model's client and summarizer, when one is configured."""
+    from app.llm import create_provider_client
+
+    agent = settings.agent
+    if not agent.vision_model:
+        return None, None
+    client = create_provider_client(
+        agent.vision_model,
+        api_style=agent.vision_api_style,
+        api_key=agent.vision_api_key.get_secret_value() if agent.vision_api_key else None,
+        base_url=agent.vision_base_url,
+        timeout=settings.chat.timeout_s,
+    )
+    return client, VisionSummarizer(client, agent.vision_model.split("/", 1)[-1])
+
+
 def build_speech(settings: Settings) -> SpeechClient:
     sp = settings.speech
+    keys = {sp.adapter: sp.api_key} if sp.api_key else {}
     client = create_speech_client(
         SpeechConfig(
             enabled=True,
             adapter=sp.adapter,
+            endpoint=sp.endpoint,
             model=sp.model,
             model_path=sp.model_path,
             language=sp.language,
             threads=sp.threads,
+            provider_api_keys=keys,
+            app_id=sp.app_id,
+            resource_id=sp.resource_id,
+            partial_interval_s=sp.partial_interval_s,
+            timeout_s=sp.timeout_s,
         )
     )
     assert client is not None
@@ -121,9 +186,9 @@ def build_speech(settings: Settings) -> SpeechClient:
 
 
 def build_tts(settings: Settings) -> TTSEngine:
-    from app.tts.pyttsx3_engine import Pyttsx3Engine
+    from app.tts import create_tts_engine
 
-    return Pyttsx3Engine(voice=settings.tts.voice, rate=settings.tts.rate)
+    return create_tts_engine(settings.tts)
 
 
 async def _one_chunk(pcm: bytes) -> AsyncIterator[bytes]:
@@ -161,19 +226,47 @@ class VoiceSession:
         uids = self.storage.list_histories(CONF_UID)
         history_uid = history_uid or (uids[-1] if uids else self.storage.create_history(CONF_UID))
         route_model = settings.chat.model.split("/", 1)[-1]
+        self._notices: list[str] = []
+        self._capture_waiters: dict[int, asyncio.Future[bool]] = {}
+        self._capture_ids = 0
+        self._mcp_servers: list[McpServer] = []
+        self._grabber = ScreenGrabber()
+        character, problem = build_character(settings)
+        if problem:
+            self._notices.append(problem)
+        self.character = character
+        self.expressions = character.expressions
+        self.tools = self._build_tools()
+        tools_on = settings.agent.enable_tool and not settings.chat.model.startswith("local/")
+        sees_images, context_window = chat_model_facts(settings)
+        try:
+            self._vision_client, vision = build_vision(settings)
+        except Exception as exc:  # a bad vision route must not stop the app
+            self._vision_client, vision = None, None
+            self._notices.append(f"The vision model could not be set up: {exc}")
+        prompt_extra = TOOLS_HINT if tools_on and "take_screenshot" in self.tools else ""
         core = AgentCore(
             provider=self.provider,
             model=route_model,
             storage=self.storage,
             conf_uid=CONF_UID,
             history_uid=history_uid,
-            system_prompt=build_system_prompt(
-                settings.persona.name, template=settings.persona.system_prompt
-            ),
+            system_prompt=character.prompt(extra=prompt_extra),
             temperature=settings.chat.temperature,
             max_tokens=settings.chat.max_tokens,
+            max_tool_rounds=settings.agent.max_tool_rounds,
+            enable_tool=tools_on,
+            chat_supports_vision=sees_images,
+            require_detailed=settings.agent.require_detailed,
+            tools=self.tools,
+            vision=vision,
+            context_window=context_window,
+            media_root=data_dir(),
         )
         self.agent = MemoryAgent(core, expressions=self.expressions)
+        drain = getattr(self.storage, "drain_notices", None)
+        if callable(drain):
+            self._notices.extend(drain())
         self.avatar = ExpressionState(idle_s=settings.expression_idle_s)
         self._turn_ids = 0
         self._turn_task: asyncio.Task[TurnResult] | None = None
@@ -184,6 +277,76 @@ class VoiceSession:
         self._closed = False
         self._heard_sentences: list[str] = []
         self._thinking_face = False
+
+    # ----- tools -----------------------------------------------------------
+    def _build_tools(self) -> ToolRegistry:
+        agent = self.settings.agent
+        registry = ToolRegistry(
+            builtin_tools(
+                captures_dir=data_dir() / "captures",
+                allow_clipboard=agent.allow_clipboard,
+                on_capture=self._capture_taken,
+                confirm_capture=self._confirm_capture if agent.confirm_screenshots else None,
+                grabber=self._grabber,
+            )
+        )
+        for name, spec in self.settings.tools.items():
+            try:
+                registry.add(
+                    command_tool(
+                        name,
+                        command=spec.command,
+                        description=spec.description,
+                        parameters={
+                            k: p.model_dump(exclude_none=True) for k, p in spec.parameters.items()
+                        },
+                        timeout_s=spec.timeout_s,
+                    )
+                )
+            except ValueError as exc:
+                self._notices.append(f"The tool {name!r} in the config cannot be used: {exc}")
+        return registry
+
+    def _capture_taken(self, capture: Capture) -> None:
+        self.events.emit(CaptureTaken(capture.path, capture.monitor, capture.width, capture.height))
+
+    async def _confirm_capture(self, monitor: str) -> bool:
+        """Ask the user (a `CaptureRequested` event) and wait for `answer_capture`."""
+        self._capture_ids += 1
+        request_id = self._capture_ids
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._capture_waiters[request_id] = future
+        try:
+            self.events.emit(CaptureRequested(request_id, monitor))
+            return await future
+        finally:
+            self._capture_waiters.pop(request_id, None)
+
+    def answer_capture(self, request_id: int, allowed: bool) -> None:
+        """The user's answer to a `CaptureRequested`."""
+        future = self._capture_waiters.get(request_id)
+        if future is not None and not future.done():
+            future.set_result(allowed)
+
+    async def start_mcp_servers(self) -> None:
+        """Start the MCP servers in the config and offer their tools to the model."""
+        for name, spec in self.settings.mcp.servers.items():
+            if not spec.enabled:
+                continue
+            command = [spec.command] if isinstance(spec.command, str) else list(spec.command)
+            server = McpServer(
+                name, [*command, *spec.args], env=spec.env, cwd=spec.cwd, timeout_s=spec.timeout_s
+            )
+            try:
+                tools = await server.start()
+            except Exception as exc:
+                await server.aclose()
+                self.events.emit(Notice(f"The MCP server {name!r} could not start: {exc}", True))
+                continue
+            self._mcp_servers.append(server)
+            for tool in tools:
+                self.tools.add(tool, replace=True)
+            log.info("MCP server %s offers %d tool(s)", name, len(tools))
 
     # ----- lifecycle -------------------------------------------------------
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
@@ -198,6 +361,11 @@ class VoiceSession:
     async def start(self, *, listen: bool = True) -> None:
         """Open the sound devices and load the models in the background."""
         self._status(Status.LOADING, "loading the speech and chat models")
+        for notice in self._notices:
+            self.events.emit(Notice(notice, error=True))
+        self._notices.clear()
+        if self.settings.mcp.servers and self.agent.core.enable_tool:
+            self._spawn(self.start_mcp_servers(), "mcp-servers")
         if self.sink is None:
             try:
                 SoundDeviceSink.check_available(self.settings.audio.output_device)
@@ -228,6 +396,9 @@ class VoiceSession:
         load = getattr(self.provider, "load", None)
         if callable(load):
             loaders.append(("chat model", self._load_chat_model(load)))
+        tts_load = getattr(self.tts, "load", None)
+        if callable(tts_load):
+            loaders.append(("voice", tts_load()))
         results = await asyncio.gather(*(c for _, c in loaders), return_exceptions=True)
         for (what, _), result in zip(loaders, results, strict=True):
             if isinstance(result, BaseException):
@@ -253,10 +424,18 @@ class VoiceSession:
         if self.sink is not None:
             await self.sink.aclose()
         await self.tts.aclose()
-        close = getattr(self.provider, "aclose", None)
-        if callable(close):
+        for server in self._mcp_servers:
             with contextlib.suppress(Exception):
-                await close()
+                await server.aclose()
+        self._grabber.close()
+        for waiter in self._capture_waiters.values():
+            if not waiter.done():
+                waiter.set_result(False)
+        for client in (self.provider, self._vision_client):
+            close = getattr(client, "aclose", None)
+            if callable(close):
+                with contextlib.suppress(Exception):
+                    await close()
 
     # ----- controls --------------------------------------------------------
     def set_mic_enabled(self, enabled: bool) -> None:
