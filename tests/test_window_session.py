@@ -11,6 +11,7 @@ import asyncio
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import qasync
@@ -87,3 +88,68 @@ def test_the_companion_command_opens_and_closes_the_window(server: ScriptedChatS
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert "Task was destroyed" not in done.stderr
+
+
+class _CaptureSession:
+    """Records the user's answers to capture requests (the window's only call here)."""
+
+    def __init__(self) -> None:
+        from app.avatar.state import EXPRESSIONS
+
+        self.events = EventHub()
+        self.expressions = EXPRESSIONS
+        self.answers: list[tuple[int, bool]] = []
+
+    async def start(self) -> None:
+        return None
+
+    def set_mic_enabled(self, enabled: bool) -> None:
+        return None
+
+    async def send_text(self, text: str) -> object:
+        return None
+
+    def interrupt(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+    def answer_capture(self, request_id: int, allowed: bool) -> None:
+        self.answers.append((request_id, allowed))
+
+
+def test_a_screenshot_is_always_shown_to_the_user(qapp: QApplication, tmp_path: Path) -> None:
+    from app.events import CaptureTaken
+
+    session = _CaptureSession()
+    window = MainWindow(session)
+    try:
+        session.events.emit(CaptureTaken(tmp_path / "c.png", 1, 1280, 720))
+        QApplication.processEvents()
+        assert "screenshot" in window.status_text().lower()
+        assert "1280×720" in window.status_text()
+    finally:
+        window.close()
+
+
+def test_the_user_answers_a_capture_request(qapp: QApplication) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from app.events import CaptureRequested
+
+    session = _CaptureSession()
+    window = MainWindow(session)
+    try:
+        answers = ((7, QMessageBox.StandardButton.Yes), (8, QMessageBox.StandardButton.No))
+        for request_id, button in answers:
+            session.events.emit(CaptureRequested(request_id, "under_mouse"))
+            QApplication.processEvents()
+            box = window.findChild(QMessageBox, "captureQuestion")
+            assert box is not None and box.isVisible()
+            box.button(button).click()
+            QApplication.processEvents()
+            box.setObjectName("answered")
+        assert session.answers == [(7, True), (8, False)]
+    finally:
+        window.close()

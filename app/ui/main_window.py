@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMenu,
+    QMessageBox,
     QPushButton,
     QScrollArea,
     QSizePolicy,
@@ -45,6 +46,8 @@ from PySide6.QtWidgets import (
 from app.avatar.state import EXPRESSIONS
 from app.events import (
     AssistantSentence,
+    CaptureRequested,
+    CaptureTaken,
     ExpressionChanged,
     MicStateChanged,
     MouthLevel,
@@ -520,6 +523,30 @@ class MainWindow(QMainWindow):
             self._show_mic(enabled=event.enabled, available=event.available, detail=event.detail)
         elif isinstance(event, TurnFinished) and event.interrupted:
             self.transcript.mark_interrupted(event.turn_id)
+        elif isinstance(event, CaptureTaken):
+            where = "all screens" if event.monitor == 0 else f"screen {event.monitor}"
+            self.show_notice(
+                f"📸 Took a screenshot of {where} ({event.width}×{event.height}) to look at it."
+            )
+        elif isinstance(event, CaptureRequested):
+            self._ask_capture(event)
+
+    def _ask_capture(self, event: CaptureRequested) -> None:
+        """The user decides before each capture (when the config asks for that)."""
+        box = QMessageBox(self)
+        box.setWindowTitle("Take a screenshot?")
+        box.setText("The companion wants to take a screenshot to look at your screen.")
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        box.setObjectName("captureQuestion")
+        answer = getattr(self._session, "answer_capture", None)
+
+        def decided(button: int) -> None:
+            if callable(answer):
+                answer(event.request_id, button == QMessageBox.StandardButton.Yes.value)
+
+        box.finished.connect(decided)
+        box.open()
 
     def _show_status(self, event: StatusChanged) -> None:
         words = event.status.value[:1].upper() + event.status.value[1:]
