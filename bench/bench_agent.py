@@ -45,7 +45,7 @@ class InstantProvider:
     async def stream(self, request: LLMRequest) -> AsyncGenerator[ModelStreamEvent, None]:
         emit = EventEmitter("bench", request.model)
         yield emit.started("r")
-        in_turn = sum(1 for m in request.messages[-(2 * self.rounds + 1):] if m.role == "tool")
+        in_turn = sum(1 for m in request.messages[-(2 * self.rounds + 1) :] if m.role == "tool")
         if request.tools and in_turn < self.rounds:
             content: list[Any] = [ToolUseBlock(name="noop", input={"n": in_turn})]
             finish = "tool_use"
@@ -55,8 +55,9 @@ class InstantProvider:
                 yield emit.delta(info, "text", piece, piece)
             content, finish = [TextBlock(text="Done now.")], "stop"
         yield emit.completed(
-            LLMResponse(provider="bench", id="r", model=request.model, content=content,
-                        finish_reason=finish)
+            LLMResponse(
+                provider="bench", id="r", model=request.model, content=content, finish_reason=finish
+            )
         )
 
 
@@ -121,7 +122,9 @@ def start_xvfb() -> tuple[subprocess.Popen[bytes], str] | None:
     read_fd, write_fd = os.pipe()
     proc = subprocess.Popen(
         [xvfb, "-displayfd", str(write_fd), "-screen", "0", "3840x2160x24", "-nolisten", "tcp"],
-        pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     os.close(write_fd)
     with os.fdopen(read_fd) as reader:
@@ -130,7 +133,7 @@ def start_xvfb() -> tuple[subprocess.Popen[bytes], str] | None:
 
 
 async def screenshot(runs: int) -> None:
-    from app.media import ScreenGrabber, capture_screen, import_image
+    from app.media import ScreenGrabber, capture_screen, import_image_async
 
     started = start_xvfb() if not os.environ.get("DISPLAY") else None
     if started is not None:
@@ -144,7 +147,7 @@ async def screenshot(runs: int) -> None:
                 start = time.perf_counter()
                 capture = await capture_screen("under_mouse", folder=root / "captures")
                 mid = time.perf_counter()
-                await import_image(capture.path, session_id=f"b{n}", root=root)
+                await import_image_async(capture.path, session_id=f"b{n}", root=root)
                 end = time.perf_counter()
                 await grabber.capture_for_model(
                     "under_mouse", folder=root / "captures", session_id=f"f{n}", root=root

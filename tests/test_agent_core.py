@@ -31,7 +31,7 @@ from app.llm import (
     ToolUseBlock,
 )
 from app.llm.events import BlockInfo, EventEmitter, ModelStreamEvent
-from app.media import import_image_sync
+from app.media import import_image
 
 # ---------------------------------------------------------------- a scripted provider
 
@@ -346,7 +346,7 @@ class Picture(BaseModel):
 
 def picture_tool(root: Path) -> Tool:
     async def picture(a: Picture, ctx: ToolContext) -> list[Any]:
-        image = import_image_sync(
+        image = import_image(
             png(root / f"{a.color}.png", a.color), session_id=ctx.session_id, root=root
         )
         return [f"a {a.color} picture", image]
@@ -378,7 +378,7 @@ async def test_tool_images_are_labelled_tool1_tool2_and_never_collide_with_user_
         chat_supports_vision=True,
         media_root=tmp_path,
     )
-    user_image = import_image_sync(png(tmp_path / "u.png", "green"), session_id="s", name="p1",
+    user_image = import_image(png(tmp_path / "u.png", "green"), session_id="s", name="p1",
                                    root=tmp_path)
     await run(core, [], Msg.user([TextBlock(text="look"), user_image]))
     last = provider.requests[-1]
@@ -429,7 +429,7 @@ async def test_a_text_only_chat_model_reads_summaries_instead_of_images(tmp_path
         tools=[picture_tool(tmp_path)], chat_supports_vision=False, vision=vision,
         media_root=tmp_path,
     )
-    user_image = import_image_sync(png(tmp_path / "u.png"), session_id="s", name="p1",
+    user_image = import_image(png(tmp_path / "u.png"), session_id="s", name="p1",
                                    root=tmp_path)
     await run(core, [], Msg.user([TextBlock(text="and this?"), user_image]))
     assert vision.seen == ["p1", "tool1"]
@@ -443,7 +443,7 @@ async def test_a_text_only_chat_model_reads_summaries_instead_of_images(tmp_path
 
 async def test_a_text_only_model_without_a_vision_model_gets_a_clear_note(tmp_path: Path) -> None:
     core, provider, _ = make_core([Step(text=["I cannot see it."])], chat_supports_vision=False)
-    user_image = import_image_sync(png(tmp_path / "u.png"), session_id="s", name="p1",
+    user_image = import_image(png(tmp_path / "u.png"), session_id="s", name="p1",
                                    root=tmp_path)
     await run(core, [], Msg.user([TextBlock(text="see?"), user_image]))
     sent = provider.requests[0].messages[-1]
@@ -454,7 +454,7 @@ async def test_a_text_only_model_without_a_vision_model_gets_a_clear_note(tmp_pa
 async def test_the_vision_summarizer_uses_the_neutral_provider_interface(tmp_path: Path) -> None:
     provider = ScriptedProvider([Step(text=["A red ", "square."])])
     summarizer = VisionSummarizer(provider, "vision-model")
-    image = import_image_sync(png(tmp_path / "u.png"), session_id="s", name="p1", root=tmp_path)
+    image = import_image(png(tmp_path / "u.png"), session_id="s", name="p1", root=tmp_path)
     assert await summarizer.summarize(image, question="what colour?") == "A red square."
     request = provider.requests[0]
     assert request.model == "vision-model" and request.messages[0].images[0].name == "p1"

@@ -112,11 +112,11 @@ def test_images_are_stored_as_file_references_never_base64(tmp_path: Path) -> No
     from PIL import Image
 
     from app.llm import ImageBlock, TextBlock, ToolResultBlock
-    from app.media import import_image_sync
+    from app.media import import_image
 
     picture = tmp_path / "p.png"
     Image.effect_noise((256, 256), 64).convert("RGB").save(picture)
-    image = import_image_sync(picture, session_id="s", name="p1", root=tmp_path / "data")
+    image = import_image(picture, session_id="s", name="p1", root=tmp_path / "data")
     store = FileStorage(tmp_path / "history")
     uid = store.create_history("c")
     result = ToolResultBlock(tool_use_id="t", content=[TextBlock(text="shot"), image])

@@ -25,7 +25,7 @@ from app.agent.outputs import SentenceOutput, ToolStatus
 from app.agent.transformers import reply_pipeline
 from app.avatar.state import EXPRESSIONS
 from app.llm import ContentBlock, ImageBlock, Msg, Role, TextBlock
-from app.media import ImageError, import_image
+from app.media import ImageError, import_image_async
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class MemoryAgent:
                     if isinstance(source, ImageBlock):
                         image = source.model_copy(update={"name": label})
                     else:
-                        image = await import_image(
+                        image = await import_image_async(
                             source,
                             session_id=self.core.history_uid,
                             name=label,

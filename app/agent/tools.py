@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic import ValidationError as ArgumentsError
 
 from app.llm import ImageBlock, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
-from app.media import Capture, ScreenGrabber, import_image
+from app.media import Capture, ScreenGrabber, import_image_async
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +121,10 @@ def _result_blocks(value: Any) -> list[TextBlock | ImageBlock]:
         return [TextBlock(text=value)]
     if isinstance(value, TextBlock | ImageBlock):
         return [value]
-    if isinstance(value, list | tuple) and value and all(
-        isinstance(v, str | TextBlock | ImageBlock) for v in value
+    if (
+        isinstance(value, list | tuple)
+        and value
+        and all(isinstance(v, str | TextBlock | ImageBlock) for v in value)
     ):
         return [TextBlock(text=v) if isinstance(v, str) else v for v in value]
     return [TextBlock(text=_json_text(value))]
@@ -525,8 +527,13 @@ class McpServer:
             return await self.call_tool(remote, arguments, context)
 
         schema = dict(spec.get("inputSchema") or {"type": "object", "properties": {}})
-        return Tool(local, call, description=str(spec.get("description", "")),
-                    timeout_s=self.timeout_s, input_schema=schema)
+        return Tool(
+            local,
+            call,
+            description=str(spec.get("description", "")),
+            timeout_s=self.timeout_s,
+            input_schema=schema,
+        )
 
     async def call_tool(
         self, remote: str, arguments: Mapping[str, Any], context: ToolContext
@@ -540,7 +547,9 @@ class McpServer:
             elif kind == "image":
                 data = base64.b64decode(item.get("data", ""), validate=False)
                 out.append(
-                    await import_image(data, session_id=context.session_id, root=context.media_root)
+                    await import_image_async(
+                        data, session_id=context.session_id, root=context.media_root
+                    )
                 )
             elif kind == "resource" and "text" in item.get("resource", {}):
                 out.append(str(item["resource"]["text"]))

@@ -5,7 +5,7 @@ from app.media.images import (
     MAX_MODEL_SIDE,
     ImageError,
     import_image,
-    import_image_sync,
+    import_image_async,
     model_copy_sync,
     sniff_image_type,
 )
@@ -31,7 +31,7 @@ __all__ = [
     "capture_screen",
     "capture_screen_sync",
     "import_image",
-    "import_image_sync",
+    "import_image_async",
     "model_copy_sync",
     "sniff_image_type",
 ]

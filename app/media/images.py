@@ -27,7 +27,7 @@ __all__ = [
     "MAX_MODEL_SIDE",
     "ImageError",
     "import_image",
-    "import_image_sync",
+    "import_image_async",
     "model_copy_sync",
     "sniff_image_type",
 ]
@@ -102,14 +102,20 @@ def _encode_for_model(image: Image.Image, keep_alpha: bool) -> tuple[bytes, str,
         rgb = rgb.resize((max(1, rgb.width * 3 // 4), max(1, rgb.height * 3 // 4)))
 
 
-def import_image_sync(
+def import_image(
     source: Path | bytes,
     *,
     session_id: str,
     name: str | None = None,
     root: Path | None = None,
 ) -> ImageBlock:
-    """`import_image` without the worker thread, for code that is already off the loop."""
+    """Keep an image and make its model copy (DESIGN.md's import policy); blocking.
+
+    `source` is a file or the image's bytes (PNG, JPEG or WebP, recognised from the
+    content). `name` is the label the model sees (`p1`, `tool1`). `root` is the data
+    folder (default: `app.config.data_dir()`). Raises `ImageError`. On the event loop
+    use `import_image_async`, which runs this in a worker thread.
+    """
     if not _SAFE_ID.match(session_id):
         raise ImageError(f"invalid session id {session_id!r}")
     if root is None:
@@ -198,19 +204,14 @@ def model_copy_sync(
     return ImageBlock(original=original, model=model, name=name)
 
 
-async def import_image(
+async def import_image_async(
     source: Path | bytes,
     *,
     session_id: str,
     name: str | None = None,
     root: Path | None = None,
 ) -> ImageBlock:
-    """Keep an image and make its model copy; Pillow runs in a worker thread.
-
-    `source` is a file or the image's bytes (PNG, JPEG or WebP, recognised from the
-    content). `name` is the label the model sees (`p1`, `tool1`). `root` is the data
-    folder (default: `app.config.data_dir()`). Raises `ImageError`.
-    """
+    """`import_image` in a worker thread, for code on the event loop."""
     return await asyncio.to_thread(
-        import_image_sync, source, session_id=session_id, name=name, root=root
+        import_image, source, session_id=session_id, name=name, root=root
     )
