@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 from pydantic import BaseModel
 
+from app.agent.mcp import McpServer
 from app.agent.tools import (
-    McpServer,
     ToolContext,
     ToolRegistry,
     builtin_tools,

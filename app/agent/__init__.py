@@ -2,6 +2,7 @@
 the reply pipeline (transformers), tools, vision, characters and conversation storage."""
 
 from app.agent.core import AgentCore, AgentTurnError, TurnStats
+from app.agent.mcp import McpServer
 from app.agent.memory_agent import INTERRUPTED_NOTE, BatchInput, MemoryAgent
 from app.agent.outputs import Actions, SentenceOutput, ToolStatus
 from app.agent.persona import Character, CharacterError, load_character
@@ -11,7 +12,7 @@ from app.agent.storage import (
     FileStorage,
     InMemoryStorage,
 )
-from app.agent.tools import McpServer, Tool, ToolContext, ToolError, ToolRegistry, builtin_tools
+from app.agent.tools import Tool, ToolContext, ToolError, ToolRegistry, builtin_tools
 from app.agent.vision import VisionSummarizer
 
 __all__ = [
