@@ -23,13 +23,14 @@ class ExpressionState:
     """The current expression; `set` changes it, `tick` returns to neutral after `idle_s`."""
 
     idle_s: float = 20.0
+    expressions: tuple[str, ...] = EXPRESSIONS  # the active avatar pack's names
     current: str = "neutral"
     intensity: float = 1.0
     changed_at: float = field(default_factory=time.monotonic)
 
     def set(self, expression: str, intensity: float = 1.0, now: float | None = None) -> bool:
         """Show `expression`; returns True when what shows changed. Unknown names are ignored."""
-        if expression not in EXPRESSIONS:
+        if expression not in self.expressions:
             return False
         now = time.monotonic() if now is None else now
         changed = expression != self.current or intensity != self.intensity

@@ -43,7 +43,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.avatar.state import EXPRESSIONS
 from app.events import (
     AssistantSentence,
     CaptureRequested,
@@ -395,7 +394,7 @@ class MainWindow(QMainWindow):
         outer.setContentsMargins(14, 14, 14, 10)
         outer.setSpacing(10)
 
-        self.avatar = AvatarWidget()
+        self.avatar = AvatarWidget(pack=getattr(self._session, "avatar_pack", None))
         self.avatar.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.avatar.customContextMenuRequested.connect(self._avatar_menu)
 
@@ -626,7 +625,7 @@ class MainWindow(QMainWindow):
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         menu.addSection("Try an expression")
         for name in self._session.expressions:
-            if name in EXPRESSIONS:
+            if name in self.avatar.expressions:
                 action = menu.addAction(name.capitalize())
                 action.triggered.connect(lambda _=False, n=name: self.avatar.set_expression(n))
         menu.popup(self.avatar.mapToGlobal(position))  # not exec(): no nested event loop
