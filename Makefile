@@ -21,8 +21,10 @@ lint: $(STAMP)
 	$(VENV)/bin/python -m ruff check app tests bench
 	$(VENV)/bin/python -m mypy app
 
+# every benchmark of bench/ (Pipecat side by side in its own .venv-pipecat): bench/out/
 bench: $(STAMP)
-	$(VENV)/bin/python bench/bench_turn.py
+	$(VENV)/bin/python -m pip install -q "matplotlib>=3.8"
+	$(VENV)/bin/python bench/run_all.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
