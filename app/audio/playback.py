@@ -37,6 +37,10 @@ OUTPUT_LATENCY_S = 0.08
 # slices, up to about 20 ms).
 WRITE_SLICE_MS = 10
 LevelCallback = Callable[[float], None]
+# Receives the exact samples (int16 mono, at their own rate) as they are played: the
+# far-end reference for echo cancellation (`app.audio.echo`). Called from the playing
+# thread; it must not block.
+FarEndCallback = Callable[[np.ndarray, int], None]
 
 
 class PlaybackError(Exception):
@@ -92,6 +96,7 @@ class MemorySink:
     sample_rate: int | None = None
     chunks: list[bytes] = field(default_factory=list)
     first_sample_at: float | None = None
+    far_end: FarEndCallback | None = None
     _stopped: bool = False
 
     async def play(
@@ -115,6 +120,8 @@ class MemorySink:
             if self.first_sample_at is None and np.any(chunk):
                 self.first_sample_at = time.perf_counter()
             self.chunks.append(chunk.tobytes())
+            if self.far_end is not None:
+                self.far_end(chunk, self.sample_rate)
             played += chunk.size
             if on_level is not None:
                 on_level(chunk_level(chunk))
@@ -148,6 +155,7 @@ class SoundDeviceSink:
         self._rate: int | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
+        self.far_end: FarEndCallback | None = None
 
     @staticmethod
     def check_available(device: str | int | None = None) -> None:
@@ -227,6 +235,8 @@ class SoundDeviceSink:
                 if self._stop.is_set():
                     break
                 part = chunk[offset : offset + piece]
+                if self.far_end is not None:
+                    self.far_end(part, audio.sample_rate)
                 stream.write(part.reshape(-1, 1))
                 written += part.size
             if self._stop.is_set():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import enum
 import importlib.util
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,10 +20,19 @@ FRAME_SAMPLES = 512
 FRAME_BYTES = FRAME_SAMPLES * 2
 FRAME_MS = FRAME_SAMPLES * 1000 / 16_000  # 32 ms
 _CONTEXT = 64
+# A frame quieter than this (RMS, dBFS) is not speech: the model is not run for it,
+# which keeps always-on listening on a silent line cheap.
+SILENCE_DBFS = -65.0
 
 
 def silero_model_path() -> Path:
-    """The Silero v6 ONNX file that faster-whisper ships."""
+    """The Silero v6 ONNX file that faster-whisper ships (in a frozen app:
+    `<bundle>/faster_whisper/assets/silero_vad_v6.onnx`)."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if getattr(sys, "frozen", False) and bundle:
+        frozen = Path(bundle) / "faster_whisper" / "assets" / "silero_vad_v6.onnx"
+        if frozen.is_file():
+            return frozen
     spec = importlib.util.find_spec("faster_whisper")
     if spec is None or spec.origin is None:
         raise FileNotFoundError("faster-whisper is not installed: pip install faster-whisper")
@@ -35,8 +45,12 @@ def silero_model_path() -> Path:
 class SileroVad:
     """Streaming Silero VAD; `probability(frame)` for consecutive 512-sample frames."""
 
-    def __init__(self, model_path: Path | None = None) -> None:
+    def __init__(
+        self, model_path: Path | None = None, *, silence_dbfs: float = SILENCE_DBFS
+    ) -> None:
         import onnxruntime
+
+        self._silence_ms = (10 ** (silence_dbfs / 20)) ** 2  # mean square, full scale = 1
 
         opts = onnxruntime.SessionOptions()
         opts.inter_op_num_threads = 1
@@ -61,6 +75,9 @@ class SileroVad:
             samples = frame.astype(np.float32, copy=False)
         if samples.size != FRAME_SAMPLES:
             raise ValueError(f"Silero VAD needs {FRAME_SAMPLES}-sample frames, got {samples.size}")
+        if float(np.dot(samples, samples)) < self._silence_ms * FRAME_SAMPLES:
+            self._context = samples[-_CONTEXT:]
+            return 0.0
         batch = np.concatenate([self._context, samples])[None, :]
         out, self._h, self._c = self._session.run(
             None, {"input": batch, "h": self._h, "c": self._c}
@@ -159,3 +176,50 @@ class Endpointer:
 def frames(pcm: bytes) -> list[bytes]:
     """Split PCM into whole 512-sample frames (a short tail is dropped)."""
     return [pcm[i : i + FRAME_BYTES] for i in range(0, len(pcm) - FRAME_BYTES + 1, FRAME_BYTES)]
+
+
+@dataclass
+class BargeInDetector:
+    """Decides when speech over the companion's voice is long enough to interrupt it.
+
+    Counts confident speech frames (probability ≥ `threshold`); frames between
+    `stop_threshold` and `threshold` keep the count alive without adding to it, and
+    a gap of `max_gap_ms` below `stop_threshold` starts it again, so a cough or an
+    "mm-hm" shorter than `min_speech_ms` never interrupts, and neither do the
+    scattered frames that echo left after cancellation may score. `push()` returns
+    True once, on the frame where the speech reaches `min_speech_ms`.
+    """
+
+    min_speech_ms: float = 500
+    threshold: float = 0.5
+    stop_threshold: float = 0.35
+    max_gap_ms: float = 200
+    _speech_ms: float = 0.0
+    _gap_ms: float = 0.0
+    _fired: bool = False
+
+    def reset(self) -> None:
+        self._speech_ms = self._gap_ms = 0.0
+        self._fired = False
+
+    @property
+    def speech_ms(self) -> float:
+        return self._speech_ms
+
+    def push(self, probability: float) -> bool:
+        if self._speech_ms == 0.0:
+            if probability >= self.threshold:
+                self._speech_ms = FRAME_MS
+        elif probability >= self.stop_threshold:
+            if probability >= self.threshold:
+                self._speech_ms += FRAME_MS
+            self._gap_ms = 0.0
+        else:
+            self._gap_ms += FRAME_MS
+            if self._gap_ms >= self.max_gap_ms:
+                self._speech_ms = self._gap_ms = 0.0
+                self._fired = False
+        if not self._fired and self._speech_ms >= self.min_speech_ms:
+            self._fired = True
+            return True
+        return False

@@ -1,0 +1,160 @@
+"""Echo handling on a simulated room: the companion's real TTS (pyttsx3) played,
+heard back by the microphone delayed, attenuated and reverberated with noise, and
+a real user (espeak-ng, another voice) speaking over it. Counts self-interruptions
+with WebRTC AEC3 and without it; the figures are printed by bench/bench_listen.py,
+here only generous ratio bounds are asserted."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.audio.echo import (
+    FarEndBuffer,
+    HalfDuplex,
+    StreamResampler,
+    WebRtcEchoCanceller,
+    create_echo_canceller,
+    room_echo,
+    run_room,
+)
+from app.audio.vad import FRAME_MS, BargeInDetector, SileroVad
+from app.audio.wav import read_wav_16k
+from app.config import TTSSettings
+from app.tts import SynthesizedAudio, create_tts_engine
+
+SENTENCES = [
+    "Hello there, it is nice to see you again today.",
+    "The weather looks sunny, so maybe we could go for a walk later.",
+    "Did you know that octopuses have three hearts?",
+    "I was reading about the history of tea, and it is fascinating.",
+    "Let me think about that for a second, okay?",
+    "Honestly, I think you are doing a great job with your project.",
+]
+USER_AT_S = 0.8
+
+
+@pytest.fixture(scope="module")
+def replies() -> list[SynthesizedAudio]:
+    async def synth() -> list[SynthesizedAudio]:
+        engine = create_tts_engine(TTSSettings())
+        try:
+            return [await engine.synthesize(s) for s in SENTENCES]
+        finally:
+            await engine.aclose()
+
+    return asyncio.run(synth())
+
+
+@pytest.fixture(scope="module")
+def user_voice(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
+    path = tmp_path_factory.mktemp("user") / "user.wav"
+    text = "Wait, stop, I have a question about that."
+    subprocess.run(["espeak-ng", "-v", "en-gb+f3", "-s", "160", "-w", str(path), text], check=True)
+    return np.frombuffer(read_wav_16k(path), "<i2").astype(np.float32)
+
+
+def simulate(
+    replies: list[SynthesizedAudio],
+    user: np.ndarray | None,
+    *,
+    aec: bool,
+    attenuation_db: float,
+) -> int:
+    """Sentences in which barge-in fired (after the user started, when there is one)."""
+    vad = SileroVad()
+    count = 0
+    for i, reply in enumerate(replies):
+        played = np.frombuffer(reply.pcm, "<i2")
+        mic = room_echo(
+            StreamResampler(reply.sample_rate).push(played),
+            delay_ms=30 + (i * 10) % 50,
+            attenuation_db=attenuation_db,
+            seed=i,
+        )
+        if user is not None:
+            at = int(16_000 * USER_AT_S)
+            n = min(user.size, mic.size - at)
+            mic[at : at + n] += user[:n] * 0.7
+        canceller = WebRtcEchoCanceller() if aec else HalfDuplex()
+        vad.reset()
+        fired = run_room(
+            played, reply.sample_rate, mic, canceller, vad.probability, BargeInDetector(500)
+        )
+        if user is None:
+            count += bool(fired)
+        else:
+            count += bool(fired) and fired[0] > USER_AT_S  # the first one stops playback
+    return count
+
+
+@pytest.mark.parametrize("attenuation_db", [-6, -20])
+def test_aec_keeps_the_companion_from_interrupting_itself(
+    replies: list[SynthesizedAudio], attenuation_db: float
+) -> None:
+    false_with_aec = simulate(replies, None, aec=True, attenuation_db=attenuation_db)
+    assert false_with_aec <= len(replies) // 5
+    # Without cancellation the same room makes it interrupt itself in most sentences:
+    # this is why the fallback ignores the mic while speaking.
+    false_without = simulate(replies, None, aec=False, attenuation_db=attenuation_db)
+    assert false_without >= len(replies) // 2
+
+
+def test_a_user_speaking_over_the_companion_is_detected_through_aec(
+    replies: list[SynthesizedAudio], user_voice: np.ndarray
+) -> None:
+    detected = simulate(replies, user_voice, aec=True, attenuation_db=-10)
+    assert detected >= len(replies) * 2 // 3
+
+
+def test_the_resampler_has_no_seams_between_chunks() -> None:
+    rng = np.random.default_rng(1)
+    signal = (np.sin(np.arange(22_050) * 2 * np.pi * 300 / 22_050) * 8000).astype(np.int16)
+    signal += rng.integers(-50, 50, signal.size).astype(np.int16)
+    whole = StreamResampler(22_050).push(signal)
+    r = StreamResampler(22_050)
+    pieces = np.concatenate([r.push(signal[i : i + 882]) for i in range(0, signal.size, 882)])
+    assert abs(pieces.size - 16_000) <= 2
+    n = min(whole.size, pieces.size)
+    # chunk edges only change the box filter's edge samples a little
+    assert np.max(np.abs(whole[:n] - pieces[:n])) < 300
+
+
+def test_the_far_end_queue_is_bounded_and_zero_filled() -> None:
+    buf = FarEndBuffer()
+    assert not buf.active
+    for _ in range(100):  # 4 s "played" at once: the oldest is dropped
+        buf.push(np.full(640, 1000, np.int16), 16_000)
+    assert buf.dropped > 0 and buf.active
+    got = buf.take(160)
+    assert got.size == 160 and np.all(got == 1000)
+    buf.clear()
+    assert np.all(buf.take(160) == 0)
+
+
+def test_modes_pick_the_canceller() -> None:
+    assert create_echo_canceller("half_duplex").name == "half_duplex"
+    assert create_echo_canceller("aec").cancels
+    assert create_echo_canceller("auto").cancels  # pywebrtc-audio is installed
+    with pytest.raises(ValueError):
+        create_echo_canceller("loud")
+
+
+def test_a_short_false_start_does_not_barge_in() -> None:
+    detector = BargeInDetector(min_speech_ms=500)
+    cough = [0.9] * int(200 / FRAME_MS) + [0.05] * int(400 / FRAME_MS)
+    assert not any(detector.push(p) for p in cough * 3)
+    speech = [0.9] * int(600 / FRAME_MS)
+    fired = [detector.push(p) for p in speech]
+    assert fired.count(True) == 1
+    assert fired.index(True) * FRAME_MS + FRAME_MS >= 500
+
+
+def test_the_canceller_accepts_any_chunk_size(tmp_path: Path) -> None:
+    canceller = WebRtcEchoCanceller()
+    out = b"".join(canceller.process(b"\0" * n) for n in (1024, 300, 20, 1024))
+    assert len(out) % 320 == 0 and len(out) <= 2368
