@@ -22,8 +22,13 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QPainterPath
 from PySide6.QtWidgets import QApplication
 
+from app.config import Settings, UiSettings, save_settings
 from app.events import EventHub, Notice, Status, StatusChanged
+from app.ui.first_run import FirstRunGuide
 from app.ui.main_window import MainWindow, describe_error
+from app.ui.pet import PetWindow
+from app.ui.settings_dialog import SettingsDialog
+from app.ui.tray import NO_TRAY_NOTICE, CompanionTray, tray_available
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +61,13 @@ def run_window(
     *,
     title: str = "Companion",
     quit_after_s: float | None = None,
+    use_tray: bool | None = None,
 ) -> int:
     """Show the window for a new session until the user closes it (or `quit_after_s` passes).
 
     Returns the process exit code: 0 when the window closed, even if the session
-    failed to start (the window showed why).
+    failed to start (the window showed why). `use_tray`: None asks the desktop
+    whether it has a tray; True/False decides (tests).
     """
     app = QApplication.instance() or QApplication(sys.argv[:1] or ["companion"])
     if not isinstance(app, QApplication):
@@ -70,14 +77,147 @@ def run_window(
     app.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)
     try:
-        return loop.run_until_complete(_show_session(make_session, title, quit_after_s))
+        return loop.run_until_complete(_show_session(make_session, title, quit_after_s, use_tray))
     finally:
         _close_loop(loop)
         app.setQuitOnLastWindowClosed(quit_on_last_window)
 
 
+class Shell:
+    """The main window, the desktop pet and the tray icon for one session.
+
+    Both windows present the session's events all the time, so switching between
+    them loses nothing. Without a tray, closing the window quits (and the user is
+    told once); with one, closing the window keeps the app running.
+    """
+
+    def __init__(
+        self,
+        session: SessionLike,
+        window: MainWindow,
+        *,
+        ui: UiSettings | None = None,
+        save: Callable[[], None] | None = None,
+        use_tray: bool | None = None,
+        on_quit: Callable[[], None] | None = None,
+        settings: Settings | None = None,
+    ) -> None:
+        self.session = session
+        self.window = window
+        self.ui = ui if ui is not None else UiSettings()
+        self._on_quit = on_quit
+        self.quitting = False
+        self.pet = PetWindow(session, self.ui, save=save)
+        actions = self.pet.actions_menu
+        actions.open_main = self.show_main
+        actions.quit_app = self.quit
+        actions.toggle_pet = self.toggle_pet
+        self.settings = settings
+        self.settings_dialog: SettingsDialog | None = None
+        self.first_run_guide: FirstRunGuide | None = None
+        if settings is not None:
+            actions.open_settings = self.open_settings
+            window.settings_requested.connect(self.open_settings)
+        self.pet.open_main_requested.connect(self.show_main)
+        self.pet.quit_requested.connect(self.quit)
+        window.pet_requested.connect(self.show_pet)
+        window.quit_requested.connect(self.quit)
+        has_tray = tray_available() if use_tray is None else use_tray
+        self.tray: CompanionTray | None = None
+        if has_tray:
+            self.tray = CompanionTray(actions)
+            self.tray.show()
+            window.hide_on_close = True
+        else:
+            window.show_notice(NO_TRAY_NOTICE)
+
+    def open_settings(self) -> SettingsDialog | None:
+        """Open the settings dialog (not modal: the conversation goes on meanwhile)."""
+        if self.settings is None:
+            return None
+        if self.settings_dialog is not None and self.settings_dialog.isVisible():
+            self.settings_dialog.raise_()
+            return self.settings_dialog
+        dialog = SettingsDialog(self.settings, self.window)
+        dialog.accepted.connect(lambda: self._settings_saved(dialog))
+        self.settings_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _settings_saved(self, dialog: SettingsDialog) -> None:
+        if dialog.result_settings is None or self.settings is None:
+            return
+        for name in type(self.settings).model_fields:
+            if name != "ui":  # the shell's own state stays the live object
+                setattr(self.settings, name, getattr(dialog.result_settings, name))
+        self.window.show_notice("Settings saved. Some changes apply when Companion restarts.")
+
+    def show_initial(self) -> None:
+        if self.ui.start_in_pet_mode:
+            self.show_pet()
+        else:
+            self.show_main()
+        if self.settings is not None and not self.ui.first_run_done:
+            self.open_first_run()
+
+    def open_first_run(self) -> FirstRunGuide | None:
+        """The first-run guide over the main window (not modal: the loop keeps running)."""
+        if self.settings is None:
+            return None
+        self.show_main()
+        guide = FirstRunGuide(self.settings, self.window)
+        guide.accepted.connect(
+            lambda: self.window.show_notice(
+                "All set. Changes to the chat model apply when Companion restarts."
+            )
+        )
+        self.first_run_guide = guide
+        guide.open()
+        return guide
+
+    def show_main(self) -> None:
+        self.pet.hide()
+        self.window.show()
+        self.window.raise_()
+        self.window.activateWindow()
+
+    def show_pet(self) -> None:
+        self.window.hide()
+        self.pet.show()
+        self.pet.raise_()
+
+    def toggle_pet(self) -> None:
+        if self.pet.isVisible():
+            self.show_main()
+        else:
+            self.show_pet()
+
+    def quit(self) -> None:
+        """Quit from a menu: close everything; the app then stops the session."""
+        if self.quitting:
+            return
+        self.quitting = True
+        self.window.hide_on_close = False
+        if self.tray is not None:
+            self.tray.hide()
+        self.pet.close()
+        self.window.close()
+        if self._on_quit is not None:
+            self._on_quit()
+
+    def dispose(self) -> None:
+        if self.tray is not None:
+            self.tray.hide()
+            self.tray.deleteLater()
+            self.tray = None
+        self.pet.dispose()
+
+
 async def _show_session(
-    make_session: Callable[[], SessionLike], title: str, quit_after_s: float | None
+    make_session: Callable[[], SessionLike],
+    title: str,
+    quit_after_s: float | None,
+    use_tray: bool | None = None,
 ) -> int:
     loop = asyncio.get_running_loop()
     session = make_session()
@@ -88,22 +228,42 @@ async def _show_session(
         if not closed.done():
             closed.set_result(None)
 
+    settings = getattr(session, "settings", None)
+    ui = settings.ui if isinstance(settings, Settings) else UiSettings()
+    save = _saver(settings) if isinstance(settings, Settings) else None
+    shell = Shell(
+        session,
+        window,
+        ui=ui,
+        save=save,
+        use_tray=use_tray,
+        on_quit=on_closed,
+        settings=settings if isinstance(settings, Settings) else None,
+    )
     window.closed.connect(on_closed)
-    window.show()
+    shell.show_initial()
     starting = loop.create_task(_start(session, window), name="companion-session-start")
-    quit_timer = loop.call_later(quit_after_s, window.close) if quit_after_s is not None else None
-    restore_sigint = _close_on_sigint(loop, window)
+    quit_timer = loop.call_later(quit_after_s, shell.quit) if quit_after_s is not None else None
+    restore_sigint = _close_on_sigint(loop, shell.quit)
     try:
         await closed
     finally:
         restore_sigint()
         if quit_timer is not None:
             quit_timer.cancel()
-        window.close()  # a no-op unless we got here by cancellation
+        shell.quit()  # a no-op unless we got here by cancellation
         await _cancel(starting, *window.pending_tasks())
         await _aclose(session)
+        shell.dispose()
         window.deleteLater()
     return 0
+
+
+def _saver(settings: Settings) -> Callable[[], None]:
+    def save() -> None:
+        save_settings(settings)
+
+    return save
 
 
 async def _start(session: SessionLike, window: MainWindow) -> None:
@@ -144,18 +304,20 @@ def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
         loop.close()
 
 
-def _close_on_sigint(loop: asyncio.AbstractEventLoop, window: MainWindow) -> Callable[[], None]:
+def _close_on_sigint(
+    loop: asyncio.AbstractEventLoop, close: Callable[[], None]
+) -> Callable[[], None]:
     """Ctrl+C in the terminal closes the window the normal way; returns the undo."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     previous = signal.getsignal(signal.SIGINT)
 
     def on_sigint(signum: int, frame: FrameType | None) -> None:
-        loop.call_soon_threadsafe(window.close)
+        loop.call_soon_threadsafe(close)
 
     signal.signal(signal.SIGINT, on_sigint)
     # Python runs signal handlers only between bytecodes; this timer makes sure there are some.
-    poll = QTimer(window)
+    poll = QTimer()
     poll.timeout.connect(lambda: None)
     poll.start(SIGNAL_POLL_MS)
 
@@ -192,4 +354,4 @@ def protect_none_from_binding_refcount_bug() -> bool:
     return True
 
 
-__all__ = ["SessionLike", "protect_none_from_binding_refcount_bug", "run_window"]
+__all__ = ["SessionLike", "Shell", "protect_none_from_binding_refcount_bug", "run_window"]

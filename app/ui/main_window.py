@@ -349,10 +349,17 @@ class MainWindow(QMainWindow):
     """The Companion window for one session."""
 
     closed = Signal()
+    # The shell's hooks: the user asked for the desktop pet / the settings / to quit;
+    # with `hide_on_close` (a tray exists) closing the window only hides it.
+    pet_requested = Signal()
+    settings_requested = Signal()
+    quit_requested = Signal()
+    hidden_to_tray = Signal()
 
     def __init__(self, session: SessionLike, *, title: str = "Companion") -> None:
         super().__init__()
         self._session = session
+        self.hide_on_close = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
         self.setWindowTitle(title)
@@ -450,6 +457,9 @@ class MainWindow(QMainWindow):
         controls.addWidget(self.stop_button)
         outer.addLayout(controls)
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.stop)
+        QShortcut(QKeySequence("Ctrl+P"), self, self.pet_requested.emit)
+        QShortcut(QKeySequence("Ctrl+,"), self, self.settings_requested.emit)
+        QShortcut(QKeySequence("Ctrl+Q"), self, self.quit_requested.emit)
 
         status = QHBoxLayout()
         status.setContentsMargins(6, 0, 6, 0)
@@ -623,6 +633,9 @@ class MainWindow(QMainWindow):
     def _avatar_menu(self, position: QPoint) -> None:
         menu = QMenu(self)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.addAction("Switch to desktop pet (Ctrl+P)", self.pet_requested.emit)
+        menu.addAction("Settings… (Ctrl+,)", self.settings_requested.emit)
+        menu.addAction("Quit Companion (Ctrl+Q)", self.quit_requested.emit)
         menu.addSection("Try an expression")
         for name in self._session.expressions:
             if name in self.avatar.expressions:
@@ -651,6 +664,11 @@ class MainWindow(QMainWindow):
     # -- closing -------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.hide_on_close and not self._closing:
+            event.ignore()  # the app keeps running in the tray
+            self.hide()
+            self.hidden_to_tray.emit()
+            return
         if not self._closing:
             self._closing = True
             with contextlib.suppress(ValueError):  # already unsubscribed
