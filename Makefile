@@ -2,7 +2,7 @@
 VENV := .venv
 STAMP := $(VENV)/.setup-stamp
 
-.PHONY: run test setup lint bench clean
+.PHONY: run test setup lint bench package clean
 
 $(STAMP): pyproject.toml scripts/setup.sh scripts/system-packages.txt
 	bash scripts/setup.sh
@@ -25,6 +25,13 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(VENV)/bin/python -m pip install -q "matplotlib>=3.8"
 	$(VENV)/bin/python bench/run_all.py
+
+# the Linux desktop packages (PyInstaller bundle, self-test, .tar.gz, .deb): dist/
+# (about 5 minutes on 2 cores; Windows and macOS: packaging/README.md)
+PACKAGE_FLAGS ?= --self-test --tarball --deb
+package: $(STAMP)
+	$(VENV)/bin/python -m pip install -q "pyinstaller>=6"
+	$(VENV)/bin/python packaging/build.py $(PACKAGE_FLAGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -46,6 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--quit-after", type=float, default=None, help=argparse.SUPPRESS
     )  # smoke tests: close the window after N seconds
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="check the models, voice, audio and folders without a human, then exit",
+    )
+    parser.add_argument(
+        "--report", type=Path, default=None, help="with --self-test: write a JSON report here"
+    )
     sub = parser.add_subparsers(dest="command")
 
     run = sub.add_parser("run", help="open the Companion window (the default)")
@@ -78,12 +86,51 @@ def _fail(message: str, code: int = 1) -> int:
     return code
 
 
+# A shared library a frozen or installed app needs from the system: what to install.
+_SYSTEM_LIBRARIES = (
+    ("portaudio", "PortAudio", "libportaudio2 (Debian/Ubuntu) or portaudio (Fedora, Homebrew)"),
+    ("espeak", "espeak-ng", "espeak-ng (Debian/Ubuntu: espeak-ng-data and libespeak-ng1)"),
+)
+
+
+def missing_library_message(exc: BaseException) -> str | None:
+    """Words naming the package to install when `exc` is a missing PortAudio/espeak-ng."""
+    text = str(exc).lower()
+    for key, name, package in _SYSTEM_LIBRARIES:
+        if key in text:
+            return f"the {name} library was not found ({exc}). Install {package}, then start again."
+    return None
+
+
+def _guard_streams() -> None:
+    """A windowed (frozen) build has no console: print and logging must not crash."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+
+
 def main(argv: list[str] | None = None) -> int:
+    _guard_streams()
+    try:
+        return _main(argv)
+    except (OSError, ImportError) as exc:
+        message = missing_library_message(exc)
+        if message is None:
+            raise
+        return _fail(message)
+
+
+def _main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if args.self_test:
+        from app import selftest
+
+        return selftest.main(args.report)
     from app.config import ConfigError, config_path, masked_dump
 
     if args.command == "config":
@@ -123,6 +170,9 @@ def run_window(settings: Any, *, quit_after: float | None = None) -> int:
     try:
         return ui_run_window(lambda: VoiceSession(settings), quit_after_s=quit_after)
     except Exception as exc:  # pragma: no cover - last resort: say it in words
+        message = missing_library_message(exc)
+        if message is not None:
+            return _fail(message)
         logging.getLogger(__name__).exception("the window failed")
         return _fail(f"the window could not run: {exc}")
 

@@ -84,6 +84,8 @@ class VadSettings(BaseModel):
     pre_speech_pad_ms: int = Field(300, ge=0, le=2000)
     min_speech_ms: int = Field(250, ge=0, le=5000)
     max_utterance_s: float = Field(30.0, ge=1.0)
+    # Barge-in: user speech lasting this long while the companion speaks interrupts it.
+    barge_in_ms: int = Field(500, ge=100, le=5000)
 
 
 class AudioSettings(BaseModel):
@@ -93,6 +95,21 @@ class AudioSettings(BaseModel):
     # Without headphones the mic hears the companion: ignore it while speaking,
     # plus this tail for the room's echo.
     echo_tail_ms: int = 250
+    # always_on: the VAD decides; push_to_talk: only while the key/button is held;
+    # muted: the microphone is ignored.
+    mic_mode: Literal["always_on", "push_to_talk", "muted"] = "always_on"
+    # Letting the user interrupt the companion by speaking over it. It needs echo
+    # cancellation (echo_mode aec/auto with pywebrtc-audio): with half_duplex the mic
+    # is ignored while the companion speaks, whatever this says.
+    barge_in: bool = False
+    # aec: WebRTC echo cancellation on the mic, with the played audio as reference;
+    # half_duplex: the mic is ignored while the companion speaks; auto: aec when
+    # pywebrtc-audio is installed, else half_duplex.
+    echo_mode: Literal["aec", "half_duplex", "auto"] = "auto"
+    # A barge-in stops the voice at once; when it brings no words (the user's speech
+    # ends within this time with no utterance, or its transcript is empty), nothing
+    # is stored as interrupted and the companion speaks on from where it stopped.
+    resume_timeout_s: float = Field(1.5, ge=0.1, le=10.0)
 
 
 class TTSSettings(BaseModel):
@@ -178,6 +195,42 @@ class McpSettings(BaseModel):
     servers: dict[str, McpServerSettings] = Field(default_factory=dict)
 
 
+class VTubeStudioSettings(BaseModel):
+    """The VTube Studio bridge: its plugin API on `host:port`, and which of the model's
+    hotkeys (ids or names, from VTube Studio's hotkey list) shows each expression."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8001, ge=1, le=65535)
+    hotkeys: dict[str, str] = Field(default_factory=dict)
+    mouth_parameter: str = "MouthOpen"
+    plugin_name: str = "Companion"
+    plugin_developer: str = "Companion"
+
+
+class AvatarSettings(BaseModel):
+    """The avatar. `pack`: a sprite pack folder (frames + `avatar.toml`); unset, the
+    default character. `renderer`: `sprite` (in the window) or `vtube_studio` (also
+    drive a VTube Studio model). `idle_s`: back to neutral after this long without a
+    new expression (unset: `expression_idle_s`)."""
+
+    pack: Path | None = None
+    renderer: Literal["sprite", "vtube_studio"] = "sprite"
+    idle_s: float | None = Field(None, gt=0)
+    vtube_studio: VTubeStudioSettings = VTubeStudioSettings()
+
+
+class UiSettings(BaseModel):
+    """The desktop shell. Geometry is `[x, y, width, height]` per screen name, so the
+    window and the pet come back where they were on each monitor."""
+
+    window_geometry: dict[str, list[int]] = Field(default_factory=dict)
+    pet_geometry: dict[str, list[int]] = Field(default_factory=dict)
+    # The pet lets clicks through to the windows under it (its menu is then in the tray).
+    click_through: bool = False
+    start_in_pet_mode: bool = False
+    first_run_done: bool = False
+
+
 class Settings(BaseSettings):
     """All settings. Environment: `COMPANION_CHAT__MODEL=...` etc. (double underscore nests)."""
 
@@ -194,6 +247,8 @@ class Settings(BaseSettings):
     agent: AgentSettings = AgentSettings()
     tools: dict[str, UserToolSettings] = Field(default_factory=dict)
     mcp: McpSettings = McpSettings()
+    avatar: AvatarSettings = AvatarSettings()
+    ui: UiSettings = UiSettings()
     expression_idle_s: float = 20.0
 
     @classmethod
@@ -225,7 +280,7 @@ def load_settings(**overrides: Any) -> Settings:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path} is not valid TOML ({exc}); fix or delete it") from exc
     try:
-        return Settings(**overrides)
+        return resolve_secrets(Settings(**overrides))
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
@@ -248,3 +303,118 @@ def masked_dump(settings: Settings) -> dict[str, Any]:
 
     data: dict[str, Any] = mask(settings.model_dump())
     return data
+
+
+# -- writing the file back -------------------------------------------------------------
+
+KEYRING_SERVICE = "companion"
+KEYRING_PREFIX = "keyring:"  # a secret's value in the file when the keyring holds it
+
+
+def _store_secret(name: str, value: str) -> str:
+    """Put a secret in the system keyring; returns what the file holds instead (a
+    reference), or the value itself when no keyring works on this system."""
+    try:
+        import keyring
+        from keyring.errors import KeyringError
+
+        keyring.set_password(KEYRING_SERVICE, name, value)
+    except (ImportError, KeyringError, RuntimeError, OSError):
+        return value
+    return KEYRING_PREFIX + name
+
+
+def _resolve_secret(reference: str) -> str | None:
+    try:
+        import keyring
+        from keyring.errors import KeyringError
+
+        return keyring.get_password(KEYRING_SERVICE, reference[len(KEYRING_PREFIX) :])
+    except (ImportError, KeyringError, RuntimeError, OSError):
+        return None
+
+
+def resolve_secrets(settings: Settings) -> Settings:
+    """Replace every `keyring:NAME` secret with the keyring's value (in place)."""
+
+    def walk(model: BaseModel) -> None:
+        for name in type(model).model_fields:
+            value = getattr(model, name)
+            if isinstance(value, SecretStr):
+                raw = value.get_secret_value()
+                if raw.startswith(KEYRING_PREFIX):
+                    found = _resolve_secret(raw)
+                    setattr(model, name, SecretStr(found) if found is not None else None)
+            elif isinstance(value, BaseModel):
+                walk(value)
+
+    walk(settings)
+    return settings
+
+
+def _plain(value: Any, secret_name: str, secrets: bool) -> Any:
+    if isinstance(value, SecretStr):
+        raw = value.get_secret_value()
+        if not raw or raw.startswith(KEYRING_PREFIX) or not secrets:
+            return raw
+        return _store_secret(secret_name, raw)
+    if isinstance(value, BaseModel):
+        return {
+            k: _plain(getattr(value, k), _join(secret_name, k), secrets)
+            for k in type(value).model_fields
+        }
+    if isinstance(value, dict):
+        return {str(k): _plain(v, _join(secret_name, str(k)), secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, secret_name, secrets) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _merge(table: Any, values: dict[str, Any], defaults: dict[str, Any]) -> None:
+    """Write `values` into a tomlkit table, keeping the user's comments and order: a
+    value equal to its default is written only if the file already had the key."""
+    import tomlkit
+
+    for key, value in values.items():
+        default = defaults.get(key) if isinstance(defaults, dict) else None
+        if isinstance(value, dict):
+            if key in table and isinstance(table[key], dict):
+                _merge(table[key], value, default if isinstance(default, dict) else {})
+            elif value != default:
+                sub = tomlkit.table()
+                _merge(sub, value, default if isinstance(default, dict) else {})
+                if len(sub):
+                    table[key] = sub
+        elif value is None:
+            if key in table:
+                del table[key]
+        elif value != default or key in table:
+            table[key] = value
+    if isinstance(defaults, dict) and not defaults and isinstance(values, dict):
+        for key in [k for k in table if k not in values]:  # a map entry the user removed
+            del table[key]
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> Path:
+    """Write `settings` to the config file (default `config_path()`), keeping the user's
+    comments and layout. Secrets go to the system keyring when it works (the file
+    holds `keyring:NAME`); only without a keyring are they written to the file."""
+    import tomlkit
+
+    path = path or config_path()
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    doc = tomlkit.parse(text)
+    values = _plain(settings, "", secrets=True)
+    defaults = _plain(Settings.model_construct(), "", secrets=False)
+    _merge(doc, values, defaults)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    os.replace(tmp, path)  # a crash mid-write never leaves half a file
+    return path

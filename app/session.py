@@ -11,19 +11,30 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.agent import AgentCore, AgentTurnError, BatchInput, MemoryAgent, SentenceOutput, ToolStatus
+from app.agent.mcp import McpServer
 from app.agent.persona import Character, CharacterError, load_character
 from app.agent.prompt import TOOLS_HINT
 from app.agent.storage import ConversationStorage, FileStorage
-from app.agent.tools import McpServer, ToolRegistry, builtin_tools, command_tool
+from app.agent.tools import ToolRegistry, builtin_tools, command_tool
 from app.agent.vision import VisionSummarizer
 from app.audio.capture import AudioSource, MicrophoneSource, MicrophoneUnavailable
-from app.audio.playback import AudioSink, Heard, PlaybackError, SoundDeviceSink
-from app.audio.vad import FRAME_BYTES, Endpointer, EndpointerConfig, SileroVad, VadEventKind, frames
+from app.audio.echo import EchoCanceller, HalfDuplex, create_echo_canceller
+from app.audio.playback import AudioSink, Heard, PlaybackError, PlaybackReport, SoundDeviceSink
+from app.audio.vad import (
+    FRAME_BYTES,
+    BargeInDetector,
+    Endpointer,
+    EndpointerConfig,
+    SileroVad,
+    VadEventKind,
+    frames,
+)
+from app.avatar.pack import AvatarPack, expressions_for, load_pack_or_default
 from app.avatar.state import EXPRESSIONS, ExpressionState
 from app.config import Settings, data_dir
 from app.events import (
@@ -234,8 +245,21 @@ class VoiceSession:
         character, problem = build_character(settings)
         if problem:
             self._notices.append(problem)
+        # The expressions the model is told about are the ones the avatar's art has.
+        self.avatar_pack: AvatarPack
+        self.avatar_pack, pack_problem = load_pack_or_default(settings.avatar.pack)
+        if pack_problem:
+            self._notices.append(pack_problem)
+        self.expressions = expressions_for(self.avatar_pack, character.expressions)
+        if not any(e in self.avatar_pack for e in self.expressions):
+            self._notices.append(
+                f"The avatar {self.avatar_pack.name!r} has none of the character's expressions "
+                f"({', '.join(self.expressions)}): it will show its neutral face."
+            )
+        character = character.model_copy(update={"expressions": self.expressions})
         self.character = character
-        self.expressions = character.expressions
+        self._vts_unsubscribe: Callable[[], None] | None = None
+        self.vtube_studio: Any = None  # the VTube Studio bridge, when it is the renderer
         self.tools = self._build_tools()
         tools_on = settings.agent.enable_tool and not settings.chat.model.startswith("local/")
         sees_images, context_window = chat_model_facts(settings)
@@ -267,13 +291,30 @@ class VoiceSession:
         drain = getattr(self.storage, "drain_notices", None)
         if callable(drain):
             self._notices.extend(drain())
-        self.avatar = ExpressionState(idle_s=settings.expression_idle_s)
+        self.avatar = ExpressionState(
+            idle_s=settings.avatar.idle_s or settings.expression_idle_s,
+            expressions=self.expressions,
+        )
         self._turn_ids = 0
         self._turn_task: asyncio.Task[TurnResult] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._mic_enabled = True
+        self._mic_mode: str = settings.audio.mic_mode
+        self._ptt_pressed = False
+        self._ptt_released = False
         self._speaking = False
         self._echo_until = 0.0
+        self.echo: EchoCanceller = HalfDuplex()
+        if settings.audio.barge_in:
+            self.echo = create_echo_canceller(settings.audio.echo_mode)
+        self._attach_far_end()
+        self.barge_ins = 0
+        self.resumes = 0
+        self._barge_words_pending = False
+        # A barge-in waiting for the user's words: True = resume speaking, False = the
+        # interruption stands (the turn is cancelled and theirs runs next).
+        self._barge: asyncio.Future[bool] | None = None
+        self.barge_in_at: float | None = None
         self._closed = False
         self._heard_sentences: list[str] = []
         self._thinking_face = False
@@ -374,7 +415,9 @@ class VoiceSession:
                 )
             except PlaybackError as exc:
                 self.events.emit(Notice(str(exc), error=True))
+            self._attach_far_end()
         self._spawn(self._idle_expression_loop(), "avatar-idle")
+        self._start_vtube_studio()
         await self.load_models()
         if listen:
             if self._source is None:
@@ -409,10 +452,35 @@ class VoiceSession:
         if self.settings.chat.model.startswith("local/"):
             await self.agent.core.warm_up()
 
+    def _start_vtube_studio(self) -> None:
+        """With `avatar.renderer = "vtube_studio"`: drive a VTube Studio model from the
+        expression and mouth events, on a task that reconnects by itself."""
+        if self.settings.avatar.renderer != "vtube_studio" or self._vts_unsubscribe is not None:
+            return
+        from app.avatar.vtube_studio import VTubeStudioBridge
+
+        vts = self.settings.avatar.vtube_studio
+        bridge = VTubeStudioBridge(
+            host=vts.host,
+            port=vts.port,
+            hotkeys=vts.hotkeys,
+            token_file=data_dir() / "vtube_studio_token",
+            plugin_name=vts.plugin_name,
+            plugin_developer=vts.plugin_developer,
+            mouth_parameter=vts.mouth_parameter,
+            on_notice=lambda text: self.events.emit(Notice(text, error=True)),
+        )
+        self.vtube_studio = bridge
+        self._vts_unsubscribe = self.events.subscribe(bridge.handle)
+        self._spawn(bridge.run(), "vtube-studio")
+
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._vts_unsubscribe is not None:
+            self._vts_unsubscribe()  # the bridge's task is cancelled with the others below
+            self._vts_unsubscribe = None
         self.interrupt()
         for task in list(self._tasks):
             task.cancel()
@@ -440,13 +508,63 @@ class VoiceSession:
     # ----- controls --------------------------------------------------------
     def set_mic_enabled(self, enabled: bool) -> None:
         self._mic_enabled = enabled
+        if enabled and self._mic_mode == "muted":
+            self._mic_mode = "always_on"
         available = self._source is not None
         self.events.emit(MicStateChanged(enabled and available, available))
         if available:
             self._status(Status.LISTENING if enabled else Status.MUTED)
 
+    def _attach_far_end(self) -> None:
+        """Let the sink publish what it plays to the echo canceller (its far end)."""
+        if self.sink is not None and hasattr(self.sink, "far_end"):
+            self.sink.far_end = self.echo.far_end
+
+    @property
+    def can_barge_in(self) -> bool:
+        """Whether speech over the companion interrupts it: barge-in is on, the mic is
+        always on, and echo cancellation runs with the sink's audio as its reference
+        (without one, the mic is ignored while the companion speaks: half-duplex)."""
+        return (
+            self.settings.audio.barge_in
+            and self._mic_mode == "always_on"
+            and self.echo.cancels
+            and self.sink is not None
+            and getattr(self.sink, "far_end", None) is not None
+        )
+
+    @property
+    def mic_mode(self) -> str:
+        return self._mic_mode
+
+    def set_mic_mode(self, mode: str) -> None:
+        """`always_on` (the VAD decides), `push_to_talk` (only while held) or `muted`."""
+        if mode not in ("always_on", "push_to_talk", "muted"):
+            raise ValueError(f"unknown microphone mode {mode!r}")
+        self._mic_mode = mode
+        self._ptt_pressed = False
+        self.set_mic_enabled(mode != "muted")
+
+    def set_push_to_talk(self, pressed: bool) -> None:
+        """The push-to-talk key or button: speech counts only while it is held, and
+        releasing it ends the utterance at once. Pressing it while the companion speaks
+        interrupts it."""
+        if self._mic_mode != "push_to_talk":
+            return
+        if pressed and not self._ptt_pressed and (self._speaking or self.busy):
+            self.interrupt()
+        if self._ptt_pressed and not pressed:
+            self._ptt_released = True
+        self._ptt_pressed = pressed
+
+    def _mic_open(self) -> bool:
+        if not self._mic_enabled or self._mic_mode == "muted":
+            return False
+        return self._mic_mode != "push_to_talk" or self._ptt_pressed
+
     def interrupt(self) -> None:
         """Stop speaking and thinking now; what was heard is kept in memory."""
+        self._decide_barge_in(resume=False)
         if self.sink is not None:
             self.sink.stop()
         if self._turn_task is not None and not self._turn_task.done():
@@ -493,22 +611,73 @@ class VoiceSession:
                 v.max_utterance_s,
             )
         )
+        barge = BargeInDetector(v.barge_in_ms, v.start_threshold, v.stop_threshold)
         pending = bytearray()
+        try:
+            await self._listen_loop(source, vad, endpointer, barge, pending)
+        finally:
+            self._decide_barge_in(resume=True)
+
+    async def _listen_loop(
+        self,
+        source: AudioSource,
+        vad: SileroVad,
+        endpointer: Endpointer,
+        barge: BargeInDetector,
+        pending: bytearray,
+    ) -> None:
+        v = self.settings.vad
         async for chunk in source.chunks():
-            # Half-duplex: without headphones the mic hears the companion speak.
-            if not self._mic_enabled or self._speaking or time.perf_counter() < self._echo_until:
+            if self._ptt_released:
+                # Push-to-talk released: the utterance ends now, not after the silence.
+                self._ptt_released = False
+                pending.clear()
+                utterance = endpointer.flush()
+                vad.reset()
+                if utterance is not None and utterance.speech_ms >= v.min_speech_ms:
+                    self._spawn(self._voice_turn(utterance.pcm, time.perf_counter()), "voice-turn")
+                elif not self.busy:
+                    self._status(Status.LISTENING)
+            over_voice = self._speaking or time.perf_counter() < self._echo_until
+            # Barge-in listens through the companion's voice only while a turn runs (or a
+            # barge-in waits for words); otherwise its echo tail is ignored as before.
+            barge_in = self.can_barge_in and (self.busy or self._barge is not None)
+            # Half-duplex: without echo cancellation the mic hears the companion speak.
+            if not self._mic_open() or (over_voice and not barge_in):
+                self._decide_barge_in(resume=True)  # the user's words can no longer come
                 if endpointer.in_speech or pending:
                     endpointer.reset()
                     vad.reset()
                     pending.clear()
+                barge.reset()
                 continue
+            if barge_in:  # through a turn, so the filter keeps up with the room
+                chunk = self.echo.process(chunk)
             pending += chunk
             while len(pending) >= FRAME_BYTES:
                 frame = bytes(pending[:FRAME_BYTES])
                 del pending[:FRAME_BYTES]
-                event, utterance = endpointer.push(frame, vad.probability(frame))
+                probability = vad.probability(frame)
+                event, utterance = endpointer.push(frame, probability)
+                if (
+                    over_voice
+                    and barge_in
+                    and self.busy
+                    and self._barge is None
+                    and self.echo.ready
+                ):
+                    if barge.push(probability):
+                        self._barge_in(barge.speech_ms, endpointer)
+                else:
+                    barge.reset()
                 if event is VadEventKind.SPEECH_STARTED and not self.busy:
                     self._status(Status.HEARING)
+                elif event is VadEventKind.SPEECH_ENDED and self._barge is not None:
+                    if utterance is None:
+                        self._decide_barge_in(resume=True)
+                    else:
+                        speech_end = time.perf_counter() - v.end_silence_ms / 1000
+                        self._spawn(self._barge_in_turn(utterance.pcm, speech_end), "barge-in")
                 elif event is VadEventKind.SPEECH_ENDED:
                     if utterance is None or self.busy:
                         if not self.busy:
@@ -516,6 +685,60 @@ class VoiceSession:
                         continue
                     speech_end = time.perf_counter() - v.end_silence_ms / 1000
                     self._spawn(self._voice_turn(utterance.pcm, speech_end), "voice-turn")
+
+    def _barge_in(self, speech_ms: float, endpointer: Endpointer) -> None:
+        """The user spoke over the companion long enough: it stops speaking at once and
+        waits for their words. With words, the interruption stands (`handle_interrupt`
+        with what was heard) and their utterance is the next turn; without words within
+        `resume_timeout_s`, it resumes where it stopped."""
+        self.barge_ins += 1
+        self.barge_in_at = time.perf_counter()
+        log.info("barge-in after %.0f ms of speech", speech_ms)
+        self._barge = asyncio.get_running_loop().create_future()
+        if self.sink is not None:
+            self.sink.stop()
+        self._status(Status.HEARING, "interrupted")
+        self._spawn(self._barge_in_watchdog(self._barge, endpointer), "barge-in-watchdog")
+
+    async def _barge_in_watchdog(self, barge: asyncio.Future[bool], endpointer: Endpointer) -> None:
+        """Resume when the barge-in brings no utterance: `resume_timeout_s` after the
+        decision, once the user is no longer speaking, unless their words are being
+        transcribed (an empty transcript resumes too)."""
+        await asyncio.sleep(self.settings.audio.resume_timeout_s)
+        while not barge.done() and (endpointer.in_speech or self._barge_words_pending):
+            await asyncio.sleep(0.05)
+        if self._barge is barge:
+            self._decide_barge_in(resume=True)
+
+    def _decide_barge_in(self, *, resume: bool) -> None:
+        barge, self._barge = self._barge, None
+        if barge is not None and not barge.done():
+            barge.set_result(resume)
+            if resume:
+                self.resumes += 1
+                log.info("no words after the barge-in: speaking on")
+
+    async def _barge_in_turn(self, pcm: bytes, speech_end: float) -> None:
+        """Transcribe the utterance that interrupted; words → it is the next turn."""
+        self._barge_words_pending = True
+        try:
+            text = await self.transcribe(pcm)
+        except Exception as exc:  # never left paused: no words means speak on
+            log.info("the barge-in brought no words (%r)", exc)
+            text = ""
+        finally:
+            self._barge_words_pending = False
+        if not text.strip():
+            self._decide_barge_in(resume=True)
+            return
+        transcript_ms = (time.perf_counter() - speech_end) * 1000
+        self._decide_barge_in(resume=False)
+        result = await self._run_exclusive(
+            self._turn_from_transcript(text, speech_end, transcript_ms)
+        )
+        if not self._closed and not self.busy:
+            self._status(Status.LISTENING if self._mic_enabled else Status.MUTED)
+        log.info("turn %d timings %s", result.turn_id, result.timings_ms)
 
     async def _listen_to_microphone(self, retry_s: float = 3.0) -> None:
         """Listen; when the microphone goes away, say so and resume when it is back."""
@@ -572,6 +795,14 @@ class VoiceSession:
         return await self._respond(
             text, turn_id, speech_end, {"transcript_ms": (transcript_at - speech_end) * 1000}
         )
+
+    async def _turn_from_transcript(
+        self, text: str, speech_end: float, transcript_ms: float
+    ) -> TurnResult:
+        self._turn_ids += 1
+        turn_id = self._turn_ids
+        self.events.emit(UserTranscript(text, True, turn_id))
+        return await self._respond(text, turn_id, speech_end, {"transcript_ms": transcript_ms})
 
     async def _turn_from_text(self, text: str, started: float) -> TurnResult:
         self._turn_ids += 1
@@ -704,26 +935,52 @@ class VoiceSession:
 
     async def _play(self, audio: SynthesizedAudio, sentence: SentenceOutput) -> None:
         assert self.sink is not None
-        self._speaking = True
-        self._status(Status.SPEAKING)
-        try:
-            report = await self.sink.play(
-                audio, on_level=lambda level: self.events.emit(MouthLevel(level))
-            )
-        except PlaybackError as exc:
-            self.events.emit(Notice(str(exc), error=True))
-            self.sink = None
-            self._heard_sentences.append(sentence.display_text)
-            return
-        finally:
-            self._speaking = False
-            self._echo_until = time.perf_counter() + self.settings.audio.echo_tail_ms / 1000
+        barge = self._barge
+        if barge is not None and not await asyncio.shield(barge):
+            # A barge-in waited for the user's words and they came: the turn ends here
+            # (its interrupt path stores what was heard), before another sentence plays.
+            raise asyncio.CancelledError
+        played_s, rest = 0.0, audio
+        while True:
+            self._speaking = True
+            self._status(Status.SPEAKING)
+            try:
+                report = await self.sink.play(
+                    rest, on_level=lambda level: self.events.emit(MouthLevel(level))
+                )
+            except PlaybackError as exc:
+                self.events.emit(Notice(str(exc), error=True))
+                self.sink = None
+                self._heard_sentences.append(sentence.display_text)
+                return
+            finally:
+                self._speaking = False
+                self._echo_until = time.perf_counter() + self.settings.audio.echo_tail_ms / 1000
+            played_s += report.played_s
+            barge = self._barge
+            if report.heard is Heard.FULL or barge is None:
+                break
+            # A barge-in stopped the sentence: what was heard so far counts if the
+            # interruption stands; with no words from the user, speak on from there.
+            self._heard_sentences.append(self._partly(sentence, played_s / audio.duration_s))
+            if not await asyncio.shield(barge):
+                raise asyncio.CancelledError
+            self._heard_sentences.pop()
+            offset = min(len(audio.pcm), int(played_s * audio.sample_rate) * 2)
+            rest = SynthesizedAudio(audio.pcm[offset:], audio.sample_rate)
+            if not rest.pcm:
+                report = PlaybackReport(Heard.FULL, audio.duration_s, audio.duration_s)
+                break
         if report.heard is Heard.FULL:
             self._heard_sentences.append(sentence.display_text)
-        elif report.heard is Heard.PARTIAL:
-            words = sentence.display_text.split()
-            kept = max(1, round(len(words) * report.fraction))
-            self._heard_sentences.append(" ".join(words[:kept]) + "…")
+        elif played_s > 0:
+            self._heard_sentences.append(self._partly(sentence, played_s / audio.duration_s))
+
+    @staticmethod
+    def _partly(sentence: SentenceOutput, fraction: float) -> str:
+        words = sentence.display_text.split()
+        kept = max(1, round(len(words) * fraction))
+        return " ".join(words[:kept]) + "…"
 
     async def _idle_expression_loop(self) -> None:
         while True:
