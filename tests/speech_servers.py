@@ -278,7 +278,7 @@ class DashScopeServer(_WebSocketService):
         self,
         sentences: tuple[str, ...] = ("Hello there.", "How are you?"),
         *,
-        api_key: str = "sk-" "dashscope-test-123456",
+        api_key: str = "sk-" + "dashscope-test-123456",
         expected_bytes: int = 32_000,
         fail: str | None = None,
         fail_after: int = 3,
@@ -484,7 +484,7 @@ class TranscriptionServer:
     """
 
     transcript: str = "hello there"
-    api_key: str = "sk-" "test-openai-1234567890"
+    api_key: str = "sk-" + "test-openai-1234567890"
     reply: str = "ok"
     requests: list[TranscriptionRequest] = field(default_factory=list)
 

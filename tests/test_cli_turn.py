@@ -121,7 +121,7 @@ def test_a_hosted_model_without_a_key_says_which_variable_to_set(question_wav: P
 def test_a_wrong_key_never_appears_in_the_output(question_wav: Path) -> None:
     from tests.llm_servers import Reply, ScriptedChatServer
 
-    secret = "sk-" "test-CLISECRET00112233445566"
+    secret = "sk-" + "test-CLISECRET00112233445566"
     body = {
         "error": {"message": f"Incorrect API key provided: {secret}.", "code": "invalid_api_key"}
     }

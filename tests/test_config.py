@@ -11,7 +11,7 @@ import pytest
 
 from app.config import ConfigError, config_path, load_settings, masked_dump
 
-SECRET = "sk-" "test-VERYSECRETKEY0123456789"
+SECRET = "sk-" + "test-VERYSECRETKEY0123456789"
 
 
 def write_config(text: str) -> Path:

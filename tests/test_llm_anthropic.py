@@ -34,7 +34,7 @@ from tests.llm_servers import (
 )
 from tests.test_llm_openai_chat_wire import summarize
 
-SECRET = "sk-" "ant-api03-SECRETSECRETSECRET-1234"
+SECRET = "sk-" + "ant-api03-SECRETSECRETSECRET-1234"
 OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
 ANTHROPIC_FIXTURES = sorted((WIRE_FIXTURES / "anthropic").glob("*.expected.json"))
 

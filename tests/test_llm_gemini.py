@@ -54,7 +54,7 @@ TURN2 = GEMINI_FIXTURES / "pydantic-ai_google-tool-call-thought-signature-turn2.
 EXPECTED = sorted(GEMINI_FIXTURES.glob("*.expected.json"))
 needs_fixtures = pytest.mark.skipif(not EXPECTED, reason="shared wire fixtures not found")
 
-KEY = "AIza" "SyD-test-KEY-0123456789abcdefghijk"
+KEY = "AIza" + "SyD-test-KEY-0123456789abcdefghijk"
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 )

@@ -34,7 +34,7 @@ from tests.llm_servers import (
 )
 from tests.test_llm_openai_chat_wire import summarize
 
-SECRET = "sk-" "test-SECRETSECRETSECRET1234"
+SECRET = "sk-" + "test-SECRETSECRETSECRET1234"
 
 
 def _request(**options) -> LLMRequest:

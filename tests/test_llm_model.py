@@ -172,8 +172,8 @@ def test_missing_key_names_the_variable_to_set(monkeypatch) -> None:
 
 
 def test_redact_removes_the_key_and_key_looking_strings() -> None:
-    text = "Incorrect API key provided: sk-" "test-SECRETSECRETSECRET1234. Also AIza" + "x" * 30
-    cleaned = redact(text, ["sk-" "test-SECRETSECRETSECRET1234"])
+    text = "Incorrect API key provided: sk-" + "test-SECRETSECRETSECRET1234. Also AIza" + "x" * 30
+    cleaned = redact(text, ["sk-" + "test-SECRETSECRETSECRET1234"])
     assert "SECRET" not in cleaned
     assert "AIza" not in cleaned
     assert redact("Bearer abcdefghijklmnop") == "Bearer ***"

@@ -44,7 +44,7 @@ MULTI = FIXTURES / "vercel-ai_openai-reasoning-encrypted-content-multi-response.
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 )
-SECRET = "sk-" "test-SECRETSECRETSECRET1234"
+SECRET = "sk-" + "test-SECRETSECRETSECRET1234"
 
 pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared wire fixtures not found")
 

@@ -30,7 +30,7 @@ from app.session import VoiceSession
 from tests.llm_servers import Reply, ScriptedChatServer
 
 REPLY = ["[joy] Hi", " there! It is", " sunny today.", " [surprise] Did", " you know", " that?"]
-SECRET = "sk-" "test-SESSIONSECRET0123456789"
+SECRET = "sk-" + "test-SESSIONSECRET0123456789"
 
 
 @pytest.fixture

@@ -120,10 +120,10 @@ async def test_an_unreachable_server_is_a_connection_error() -> None:
     config = SpeechConfig(
         enabled=True, adapter="openai_transcribe", endpoint="http://127.0.0.1:9/v1"
     )
-    client = create_speech_client(config, api_key="sk-" "test-unreachable-000")
+    client = create_speech_client(config, api_key="sk-" + "test-unreachable-000")
     assert isinstance(client, OpenAITranscribeClient)
     error = await run_failing(client, SpeechConnectionError)
-    assert "sk-" "test-unreachable-000" not in str(error)
+    assert "sk-" + "test-unreachable-000" not in str(error)
 
 
 def test_the_default_endpoint_and_model_are_openais() -> None:

@@ -12,7 +12,7 @@ from app.tts import StreamingTTSEngine, TTSError, TTSUnavailableError, stream_sp
 from app.tts.openai_speech import OpenAISpeechEngine
 from tests.tts_servers import SAMPLE_RATE, SECONDS_PER_CHARACTER, SpeechServer, tone
 
-KEY = "sk-" "test-0123456789abcdef"
+KEY = "sk-" + "test-0123456789abcdef"
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ async def test_an_unknown_model_says_so(server: SpeechServer) -> None:
 
 async def test_a_wrong_key_is_refused_without_showing_the_key() -> None:
     with SpeechServer(api_key=KEY, echo_key=True) as server:
-        engine = engine_for(server, api_key="sk-" "wrong-key-that-is-secret")
+        engine = engine_for(server, api_key="sk-" + "wrong-key-that-is-secret")
         try:
             with pytest.raises(TTSUnavailableError) as caught:
                 await engine.synthesize("Hello.")
@@ -113,7 +113,7 @@ async def test_a_wrong_key_is_refused_without_showing_the_key() -> None:
             await engine.aclose()
     message = str(caught.value)
     assert "refused the API key (HTTP 401)" in message
-    assert "sk-" "wrong-key-that-is-secret" not in message and "****" in message
+    assert "sk-" + "wrong-key-that-is-secret" not in message and "****" in message
 
 
 async def test_a_server_error_is_reported_and_the_next_sentence_works(

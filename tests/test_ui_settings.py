@@ -77,7 +77,7 @@ def edited() -> Settings:
     settings = Settings()
     settings.chat.model = "openai-compatible/my-model"
     settings.chat.base_url = "http://127.0.0.1:8080/v1"
-    settings.chat.api_key = SecretStr("sk-" "very-secret-key-123456")
+    settings.chat.api_key = SecretStr("sk-" + "very-secret-key-123456")
     settings.tts.rate = 150
     settings.audio.mic_mode = "push_to_talk"
     settings.agent.confirm_screenshots = True
@@ -97,14 +97,14 @@ def test_a_key_is_never_written_in_clear_when_the_keyring_works(
 ) -> None:
     save_settings(edited())
     text = config_file.read_text()
-    assert "sk-" "very-secret-key-123456" not in text
+    assert "sk-" + "very-secret-key-123456" not in text
     assert 'api_key = "keyring:chat.api_key"' in text
-    assert memory_keyring.store[("companion", "chat.api_key")] == "sk-" "very-secret-key-123456"
+    assert memory_keyring.store[("companion", "chat.api_key")] == "sk-" + "very-secret-key-123456"
 
 
 def test_without_a_keyring_the_key_is_kept_in_the_file(config_file: Path, no_keyring: None) -> None:
     save_settings(edited())
-    assert load_settings().chat.api_key == SecretStr("sk-" "very-secret-key-123456")
+    assert load_settings().chat.api_key == SecretStr("sk-" + "very-secret-key-123456")
 
 
 def test_saving_keeps_the_users_comments_and_other_values(
@@ -136,7 +136,7 @@ def test_the_dialog_shows_and_saves_the_settings(
     dialog.provider.setCurrentIndex(dialog.provider.findData("openai-compatible"))
     dialog.model_name.setText("qwen")
     dialog.base_url.setText("http://localhost:1234/v1")
-    dialog.api_key.setText("sk-" "from-the-dialog-0000")
+    dialog.api_key.setText("sk-" + "from-the-dialog-0000")
     dialog.rate.setValue(200)
     dialog.mic_mode.setCurrentIndex(dialog.mic_mode.findData("muted"))
     dialog.confirm_screenshots.setChecked(True)
@@ -145,7 +145,7 @@ def test_the_dialog_shows_and_saves_the_settings(
     loaded = load_settings()
     assert loaded.chat.model == "openai-compatible/qwen"
     assert loaded.chat.base_url == "http://localhost:1234/v1"
-    assert loaded.chat.api_key == SecretStr("sk-" "from-the-dialog-0000")
+    assert loaded.chat.api_key == SecretStr("sk-" + "from-the-dialog-0000")
     assert loaded.tts.rate == 200 and loaded.audio.mic_mode == "muted"
     assert loaded.agent.confirm_screenshots
     assert "sk-from-the-dialog" not in config_file.read_text()
@@ -169,7 +169,7 @@ def test_an_empty_key_field_keeps_the_saved_key(qapp: QApplication) -> None:
     dialog = SettingsDialog(settings, save=None)
     dialog.accept()
     assert dialog.result_settings is not None
-    assert dialog.result_settings.chat.api_key == SecretStr("sk-" "very-secret-key-123456")
+    assert dialog.result_settings.chat.api_key == SecretStr("sk-" + "very-secret-key-123456")
 
 
 def test_the_shell_opens_the_dialog_and_applies_what_was_saved(
