@@ -106,6 +106,31 @@ class CaptureRequested:
     monitor: str
 
 
+@dataclass(slots=True, frozen=True)
+class MicLevel:
+    """The microphone's loudness about ten times a second while it is open (for a
+    level meter): RMS in dBFS (-90 silence .. 0 full scale)."""
+
+    dbfs: float
+
+
+@dataclass(slots=True, frozen=True)
+class LoadProgress:
+    """Long work the user waits for: `done` of `total` parts ready; `what` in words."""
+
+    what: str
+    done: int
+    total: int
+
+
+@dataclass(slots=True, frozen=True)
+class ConversationChanged:
+    """The session now talks in another conversation (new, switched, or the current one
+    deleted); presenters reload its history with `VoiceSession.history_messages()`."""
+
+    uid: str
+
+
 SessionEvent = (
     StatusChanged
     | UserTranscript
@@ -117,6 +142,9 @@ SessionEvent = (
     | MicStateChanged
     | CaptureTaken
     | CaptureRequested
+    | MicLevel
+    | LoadProgress
+    | ConversationChanged
 )
 
 Listener = Callable[[SessionEvent], None]

@@ -10,16 +10,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from app.agent import AgentCore, AgentTurnError, BatchInput, MemoryAgent, SentenceOutput, ToolStatus
 from app.agent.mcp import McpServer
 from app.agent.persona import Character, CharacterError, load_character
 from app.agent.prompt import TOOLS_HINT
-from app.agent.storage import ConversationStorage, FileStorage
+from app.agent.storage import ConversationInfo, ConversationStorage, FileStorage
 from app.agent.tools import ToolRegistry, builtin_tools, command_tool
 from app.agent.vision import VisionSummarizer
 from app.audio.capture import AudioSource, MicrophoneSource, MicrophoneUnavailable
@@ -41,8 +44,11 @@ from app.events import (
     AssistantSentence,
     CaptureRequested,
     CaptureTaken,
+    ConversationChanged,
     EventHub,
     ExpressionChanged,
+    LoadProgress,
+    MicLevel,
     MicStateChanged,
     MouthLevel,
     Notice,
@@ -52,12 +58,15 @@ from app.events import (
     UserTranscript,
 )
 from app.media import Capture, ScreenGrabber
+from app.llm import Msg
 from app.speech import SpeechClient, SpeechConfig, SpeechError, create_speech_client
 from app.tts import SynthesizedAudio, TTSEngine, TTSError
 
 log = logging.getLogger(__name__)
 
 CONF_UID = "default"
+LEVEL_BYTES = 16000 * 2 // 10  # the level meter's window: 100 ms of 16 kHz s16le
+STILL_WAITING_S = 4.0  # a hosted model this slow to start answering: "still waiting"
 
 
 @dataclass(slots=True)
@@ -574,6 +583,61 @@ class VoiceSession:
     def busy(self) -> bool:
         return self._turn_task is not None and not self._turn_task.done()
 
+    # ----- conversations ---------------------------------------------------
+    @property
+    def conversation_id(self) -> str:
+        return self.agent.core.history_uid
+
+    def conversations(self) -> list[ConversationInfo]:
+        """Every saved conversation, oldest first (the last one is resumed at start)."""
+        return self.storage.list_conversations(CONF_UID)
+
+    def history_messages(self) -> list[Msg]:
+        """The current conversation's messages, for a presenter to show."""
+        return list(self.agent.history)
+
+    async def new_conversation(self) -> str:
+        """Start an empty conversation (a turn in flight is interrupted first)."""
+        uid = self.storage.create_history(CONF_UID)
+        await self.switch_conversation(uid)
+        return uid
+
+    async def switch_conversation(self, uid: str) -> None:
+        """Talk in conversation `uid` from now on; the model remembers only it."""
+        if uid not in self.storage.list_histories(CONF_UID):
+            raise ValueError(f"there is no conversation {uid!r}")
+        await self._settle()
+        self.agent.set_memory_from_history(CONF_UID, uid)
+        for notice in getattr(self.storage, "drain_notices", list)():
+            self.events.emit(Notice(notice, error=True))
+        self.events.emit(ConversationChanged(uid))
+
+    def rename_conversation(self, uid: str, title: str) -> None:
+        title = " ".join(title.split())
+        if not title:
+            raise ValueError("a conversation needs a title")
+        self.storage.rename_history(CONF_UID, uid, title[:120])
+
+    async def delete_conversation(self, uid: str) -> None:
+        """Delete a conversation for good; deleting the current one moves to the newest
+        remaining one (or a new, empty one)."""
+        current = uid == self.conversation_id
+        if current:
+            await self._settle()
+        self.storage.delete_history(CONF_UID, uid)
+        if current:
+            remaining = self.storage.list_histories(CONF_UID)
+            await self.switch_conversation(
+                remaining[-1] if remaining else self.storage.create_history(CONF_UID)
+            )
+
+    async def _settle(self) -> None:
+        """Interrupt a turn in flight and wait until it has saved what was heard."""
+        if self.busy:
+            self.interrupt()
+            with contextlib.suppress(BaseException):
+                await self._turn_task  # type: ignore[misc]
+
     async def send_text(self, text: str) -> TurnResult:
         """A typed message: a turn without speech recognition."""
         return await self._run_exclusive(self._turn_from_text(text, time.perf_counter()))
@@ -627,7 +691,18 @@ class VoiceSession:
         pending: bytearray,
     ) -> None:
         v = self.settings.vad
+        level_bytes = 0
+        level_sum = 0.0
         async for chunk in source.chunks():
+            # The level meter: RMS about ten times a second, only while the mic is open.
+            if self._mic_open() and chunk:
+                samples = np.frombuffer(chunk, dtype="<i2").astype(np.float32)
+                level_sum += float(np.dot(samples, samples))
+                level_bytes += len(chunk)
+                if level_bytes >= LEVEL_BYTES:
+                    rms = math.sqrt(level_sum / (level_bytes // 2)) / 32768.0
+                    self.events.emit(MicLevel(max(-90.0, 20 * math.log10(max(rms, 1e-9)))))
+                    level_bytes, level_sum = 0, 0.0
             if self._ptt_released:
                 # Push-to-talk released: the utterance ends now, not after the silence.
                 self._ptt_released = False
