@@ -124,6 +124,14 @@ class LoadProgress:
 
 
 @dataclass(slots=True, frozen=True)
+class ToolUsed:
+    """The model called a tool during turn `turn_id` (shown as a small chip)."""
+
+    name: str
+    turn_id: int
+
+
+@dataclass(slots=True, frozen=True)
 class ConversationChanged:
     """The session now talks in another conversation (new, switched, or the current one
     deleted); presenters reload its history with `VoiceSession.history_messages()`."""
@@ -145,6 +153,7 @@ SessionEvent = (
     | MicLevel
     | LoadProgress
     | ConversationChanged
+    | ToolUsed
 )
 
 Listener = Callable[[SessionEvent], None]

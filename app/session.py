@@ -54,11 +54,12 @@ from app.events import (
     Notice,
     Status,
     StatusChanged,
+    ToolUsed,
     TurnFinished,
     UserTranscript,
 )
-from app.media import Capture, ScreenGrabber
 from app.llm import Msg
+from app.media import Capture, ScreenGrabber
 from app.speech import SpeechClient, SpeechConfig, SpeechError, create_speech_client
 from app.tts import SynthesizedAudio, TTSEngine, TTSError
 
@@ -451,10 +452,21 @@ class VoiceSession:
         tts_load = getattr(self.tts, "load", None)
         if callable(tts_load):
             loaders.append(("voice", tts_load()))
-        results = await asyncio.gather(*(c for _, c in loaders), return_exceptions=True)
-        for (what, _), result in zip(loaders, results, strict=True):
-            if isinstance(result, BaseException):
-                self.events.emit(Notice(f"The {what} could not be loaded: {result}", error=True))
+        total = len(loaders)
+        done = 0
+        self.events.emit(LoadProgress("loading " + ", ".join(w for w, _ in loaders), 0, total))
+
+        async def one(what: str, coro: Any) -> None:
+            nonlocal done
+            try:
+                await coro
+            except Exception as exc:
+                self.events.emit(Notice(f"The {what} could not be loaded: {exc}", error=True))
+            finally:
+                done += 1
+                self.events.emit(LoadProgress(f"{what} ready", done, total))
+
+        await asyncio.gather(*(one(what, coro) for what, coro in loaders))
 
     async def _load_chat_model(self, load: Any) -> None:
         await load()
@@ -902,11 +914,31 @@ class VoiceSession:
         def ms(now: float | None = None) -> float:
             return ((now or time.perf_counter()) - t0) * 1000
 
+        answered = asyncio.Event()
+
+        async def still_waiting() -> None:
+            # A slow model must not look like a hung app: say that it is still waited for.
+            waited = STILL_WAITING_S
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(answered.wait(), STILL_WAITING_S)
+            while not answered.is_set():
+                self._status(
+                    Status.THINKING,
+                    f"still waiting for {self._model_name()} ({int(waited)} s)",
+                )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(answered.wait(), 1.0)
+                waited += 1.0
+
         async def produce() -> None:
+            waiter = asyncio.create_task(still_waiting())
             try:
                 async for item in self.agent.chat(BatchInput([text])):
+                    answered.set()
                     if isinstance(item, ToolStatus):
                         self._status(Status.THINKING, item.text)
+                        if not item.done:
+                            self.events.emit(ToolUsed(item.name, turn_id))
                         continue
                     if "first_sentence_ms" not in timings:
                         timings["first_sentence_ms"] = ms()
@@ -918,6 +950,8 @@ class VoiceSession:
                         )
                     await queue.put((item, task))
             finally:
+                answered.set()
+                waiter.cancel()
                 stats = self.agent.core.last_stats
                 if stats.request_sent:
                     timings["request_sent_ms"] = ms(stats.request_sent)
@@ -977,6 +1011,10 @@ class VoiceSession:
         if result.error is None:
             self._status(Status.LISTENING if self._mic_enabled and self._source else Status.IDLE)
         return result
+
+    def _model_name(self) -> str:
+        model = self.settings.chat.model
+        return "the local model" if model.startswith("local/") else model.split("/", 1)[-1]
 
     @staticmethod
     def _drain_synthesis(

@@ -201,7 +201,13 @@ async def test_interrupting_keeps_only_what_was_heard(tmp_path: Path) -> None:
 
 
 async def test_a_wrong_key_is_reported_in_words_without_the_key() -> None:
-    error = {"error": {"message": f"Incorrect API key provided: {SECRET}", "type": "invalid_request_error", "code": "invalid_api_key"}}  # noqa: E501
+    error = {
+        "error": {
+            "message": f"Incorrect API key provided: {SECRET}",
+            "type": "invalid_request_error",
+            "code": "invalid_api_key",
+        }
+    }
     with ScriptedChatServer([Reply.error(401, error)]) as srv:
         session, seen = make_session(srv, api_key=SECRET)
         try:
@@ -292,3 +298,142 @@ async def test_a_microphone_that_goes_away_is_reported(server: ScriptedChatServe
     gone = [e for e in of(MicStateChanged, seen) if not e.available]
     assert gone and "stopped delivering" in gone[0].detail
     assert source.closed
+
+
+# ----- conversations, progress, the level meter, a slow model -----------------------
+
+
+async def test_conversations_start_switch_rename_and_delete_through_the_storage(
+    server: ScriptedChatServer, tmp_path: Path
+) -> None:
+    from app.events import ConversationChanged
+
+    server.push(Reply.text_stream(["Second answer."]))
+    storage = FileStorage(tmp_path / "history")
+    session, seen = make_session(server, storage=storage)
+    try:
+        first = session.conversation_id
+        await session.send_text("The first conversation.")
+        second = await session.new_conversation()
+        assert second != first and session.conversation_id == second
+        assert session.history_messages() == []  # the model forgets the other one
+        await session.send_text("The second conversation.")
+        assert [c.uid for c in session.conversations()] == [first, second]
+
+        await session.switch_conversation(first)
+        texts = [m.text for m in session.history_messages()]
+        assert "The first conversation." in texts[0] and len(texts) == 2
+
+        session.rename_conversation(second, "  Weather   talk ")
+        titles = {c.uid: c.title for c in session.conversations()}
+        assert titles[second] == "Weather talk"
+        with pytest.raises(ValueError):
+            session.rename_conversation(second, "   ")
+        with pytest.raises(ValueError):
+            await session.switch_conversation("no-such-conversation")
+
+        await session.delete_conversation(first)  # the current one: move to the other
+        assert session.conversation_id == second
+        assert [c.uid for c in session.conversations()] == [second]
+        await session.delete_conversation(second)  # the last one: a new, empty one
+        assert session.conversation_id not in (first, second)
+        assert len(session.conversations()) == 1
+    finally:
+        await session.aclose()
+    changed = [e.uid for e in of(ConversationChanged, seen)]
+    assert changed[:2] == [second, first] and len(changed) == 4
+    # Everything is on disk: a new session over the same folder sees the same list.
+    assert [c.uid for c in FileStorage(tmp_path / "history").list_conversations("default")] == [
+        changed[-1]
+    ]
+
+
+async def test_switching_conversation_interrupts_a_reply_in_flight(tmp_path: Path) -> None:
+    slow = Reply.text_stream(["One.", " Two.", " Three.", " Four."], delay=0.4)
+    with ScriptedChatServer([slow]) as srv:
+        session, _ = make_session(srv, storage=FileStorage(tmp_path / "h"))
+        try:
+            first = session.conversation_id
+            turn = asyncio.create_task(session.send_text("Count slowly."))
+            await asyncio.sleep(0.6)
+            second = await session.new_conversation()
+            result = await turn
+            assert result.interrupted
+            assert session.conversation_id == second and session.history_messages() == []
+            await session.switch_conversation(first)
+            assert "Count slowly." in session.history_messages()[0].text
+        finally:
+            await session.aclose()
+
+
+async def test_a_slow_model_is_reported_as_still_waited_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import app.session as session_module
+
+    monkeypatch.setattr(session_module, "STILL_WAITING_S", 0.2)
+    with ScriptedChatServer([Reply.text_stream(["Sorry, slow.", " Done."], delay=1.6)]) as srv:
+        session, seen = make_session(srv)
+        try:
+            await session.send_text("Are you there?")
+        finally:
+            await session.aclose()
+    waiting = [e.detail for e in of(StatusChanged, seen) if "still waiting" in e.detail]
+    assert waiting and waiting[0] == "still waiting for scripted (0 s)"
+    assert len(waiting) >= 2  # it keeps counting
+    # Once the answer comes it stops: no "still waiting" after the first sentence.
+    order = [e for e in seen if isinstance(e, (StatusChanged, AssistantSentence))]
+    first_sentence = next(i for i, e in enumerate(order) if isinstance(e, AssistantSentence))
+    assert not any(
+        isinstance(e, StatusChanged) and "still waiting" in e.detail for e in order[first_sentence:]
+    )
+
+
+async def test_a_quick_model_is_never_reported_as_slow(server: ScriptedChatServer) -> None:
+    session, seen = make_session(server)
+    try:
+        await session.send_text("Hi")
+    finally:
+        await session.aclose()
+    assert not [e for e in of(StatusChanged, seen) if "still waiting" in e.detail]
+
+
+async def test_loading_reports_progress_part_by_part(server: ScriptedChatServer) -> None:
+    from app.events import LoadProgress
+
+    session, seen = make_session(server)
+    try:
+        await session.load_models()
+    finally:
+        await session.aclose()
+    progress = of(LoadProgress, seen)
+    assert progress[0].done == 0 and progress[0].total >= 1
+    assert [p.done for p in progress] == list(range(progress[0].total + 1))
+    assert progress[-1].done == progress[-1].total
+    assert "speech recognition" in progress[0].what
+
+
+async def test_the_level_meter_follows_the_microphone(server: ScriptedChatServer) -> None:
+    from app.events import MicLevel
+
+    rate = 16000
+    quiet = (np.random.default_rng(1).normal(0, 30, rate)).astype("<i2").tobytes()
+    t = np.arange(rate) / rate
+    loud = (np.sin(2 * np.pi * 440 * t) * 16000).astype("<i2").tobytes()
+    session, seen = make_session(server)
+    try:
+        await session.listen(
+            ChunkListSource(
+                [quiet[i : i + 3200] for i in range(0, len(quiet), 3200)]
+                + [loud[i : i + 3200] for i in range(0, len(loud), 3200)]
+            )
+        )
+    finally:
+        await session.aclose()
+    levels = [e.dbfs for e in of(MicLevel, seen)]
+    assert len(levels) == 20  # ten a second
+    assert max(levels[:10]) < -55 and min(levels[10:]) > -10
+    session.set_mic_mode("muted")
+    seen.clear()
+    await session.listen(ChunkListSource([loud]))
+    assert not of(MicLevel, seen)  # a muted mic shows no level

@@ -151,3 +151,11 @@ def test_a_damaged_history_file_is_backed_up_and_its_good_turns_kept(tmp_path: P
     assert fresh.drain_notices() == []
     assert [m.text for m in fresh.load("c", uid)] == ["one", "two", "one", "two"]
     assert fresh.drain_notices() == []  # the repaired file is clean now
+
+
+def test_conversations_list_in_the_order_they_were_started(tmp_path: Path) -> None:
+    # Many in the same second: the newest is still last (it is the one resumed at start).
+    storage = FileStorage(tmp_path)
+    made = [storage.create_history("c") for _ in range(50)]
+    assert storage.list_histories("c") == made
+    assert [c.uid for c in storage.list_conversations("c")] == made

@@ -66,8 +66,20 @@ class ConversationStorage(Protocol):
         ...
 
 
+_uid_lock = threading.Lock()
+_last_uid_us = 0
+
+
 def _new_uid() -> str:
-    return time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:8]
+    """A new conversation id that sorts after every id made before it (newest last,
+    even within one second): local time to the microsecond, then a random tail."""
+    global _last_uid_us
+    with _uid_lock:
+        now_us = max(time.time_ns() // 1000, _last_uid_us + 1)
+        _last_uid_us = now_us
+    seconds, micros = divmod(now_us, 1_000_000)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(seconds))
+    return f"{stamp}{micros:06d}-{uuid.uuid4().hex[:6]}"
 
 
 def _default_title(messages: Sequence[Msg]) -> str:
