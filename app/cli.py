@@ -74,11 +74,29 @@ def _settings(args: argparse.Namespace) -> Any:
     from app.config import load_settings
 
     settings = load_settings()
+    register_secrets(settings)
     if args.model:
         settings.chat.model = args.model
     if args.base_url:
         settings.chat.base_url = args.base_url
     return settings
+
+
+def register_secrets(settings: Any) -> None:
+    """Every key in the settings is masked in the logs from now on."""
+    from pydantic import BaseModel, SecretStr
+
+    from app.logs import add_secret
+
+    def walk(model: BaseModel) -> None:
+        for name in type(model).model_fields:
+            value = getattr(model, name)
+            if isinstance(value, SecretStr):
+                add_secret(value.get_secret_value())
+            elif isinstance(value, BaseModel):
+                walk(value)
+
+    walk(settings)
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -123,10 +141,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=[logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)],
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    from app.logs import setup_logging
+
+    setup_logging([logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)])
     if args.self_test:
         from app import selftest
 

@@ -404,7 +404,27 @@ class VoiceSession:
         task = asyncio.create_task(coro, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._report_crash)
         return task
+
+    def _report_crash(self, task: asyncio.Task[Any]) -> None:
+        """A background task that died: the user reads it in the status line, with the
+        log file that has the details; the app keeps running."""
+        if task.cancelled() or self._closed:
+            return
+        exc = task.exception()
+        if exc is None:
+            return
+        log.error("the %s task failed", task.get_name(), exc_info=exc)
+        from app.logs import log_file
+
+        where = log_file()
+        words = str(exc).strip() or type(exc).__name__
+        message = f"Something went wrong ({task.get_name()}: {words})."
+        if where is not None:
+            message += f" Details are in the log: {where}"
+        self.events.emit(Notice(message, error=True))
+        self._status(Status.ERROR, words)
 
     def _status(self, status: Status, detail: str = "") -> None:
         self.events.emit(StatusChanged(status, detail))
@@ -689,8 +709,11 @@ class VoiceSession:
         )
         barge = BargeInDetector(v.barge_in_ms, v.start_threshold, v.stop_threshold)
         pending = bytearray()
+        # Utterances that end while a barge-in's first one is being transcribed: they
+        # join it (one turn), they never start a turn of their own.
+        more: list[tuple[bytes, float]] = []
         try:
-            await self._listen_loop(source, vad, endpointer, barge, pending)
+            await self._listen_loop(source, vad, endpointer, barge, pending, more)
         finally:
             self._decide_barge_in(resume=True)
 
@@ -701,8 +724,10 @@ class VoiceSession:
         endpointer: Endpointer,
         barge: BargeInDetector,
         pending: bytearray,
+        more: list[tuple[bytes, float]] | None = None,
     ) -> None:
         v = self.settings.vad
+        more = [] if more is None else more
         level_bytes = 0
         level_sum = 0.0
         async for chunk in source.chunks():
@@ -729,6 +754,10 @@ class VoiceSession:
             # Barge-in listens through the companion's voice only while a turn runs (or a
             # barge-in waits for words); otherwise its echo tail is ignored as before.
             barge_in = self.can_barge_in and (self.busy or self._barge is not None)
+            if barge_in:  # through a turn, so the filter keeps up with the room
+                chunk = self.echo.process(chunk)
+            else:  # only counted: the reference stays lined up with the microphone
+                self.echo.advance(chunk)
             # Half-duplex: without echo cancellation the mic hears the companion speak.
             if not self._mic_open() or (over_voice and not barge_in):
                 self._decide_barge_in(resume=True)  # the user's words can no longer come
@@ -738,8 +767,6 @@ class VoiceSession:
                     pending.clear()
                 barge.reset()
                 continue
-            if barge_in:  # through a turn, so the filter keeps up with the room
-                chunk = self.echo.process(chunk)
             pending += chunk
             while len(pending) >= FRAME_BYTES:
                 frame = bytes(pending[:FRAME_BYTES])
@@ -760,11 +787,17 @@ class VoiceSession:
                 if event is VadEventKind.SPEECH_STARTED and not self.busy:
                     self._status(Status.HEARING)
                 elif event is VadEventKind.SPEECH_ENDED and self._barge is not None:
-                    if utterance is None:
+                    if self._barge_words_pending:  # the first utterance is being transcribed
+                        if utterance is not None:
+                            more.append((utterance.pcm, time.perf_counter()))
+                    elif utterance is None:
                         self._decide_barge_in(resume=True)
                     else:
                         speech_end = time.perf_counter() - v.end_silence_ms / 1000
-                        self._spawn(self._barge_in_turn(utterance.pcm, speech_end), "barge-in")
+                        self._barge_words_pending = True  # now: the task starts later
+                        self._spawn(
+                            self._barge_in_turn(utterance.pcm, speech_end, more), "barge-in"
+                        )
                 elif event is VadEventKind.SPEECH_ENDED:
                     if utterance is None or self.busy:
                         if not self.busy:
@@ -805,16 +838,34 @@ class VoiceSession:
                 self.resumes += 1
                 log.info("no words after the barge-in: speaking on")
 
-    async def _barge_in_turn(self, pcm: bytes, speech_end: float) -> None:
-        """Transcribe the utterance that interrupted; words → it is the next turn."""
+    async def _barge_in_turn(
+        self, pcm: bytes, speech_end: float, more: list[tuple[bytes, float]] | None = None
+    ) -> None:
+        """Transcribe the utterance that interrupted; words → it is the next turn.
+
+        Utterances that end while it is transcribed (`more`, filled by the listening
+        loop) are part of the same interruption: their words are added to it, and
+        there is still only one turn."""
         self._barge_words_pending = True
+        more = [] if more is None else more
+        texts: list[str] = []
+        queue = [pcm]
         try:
-            text = await self.transcribe(pcm)
-        except Exception as exc:  # never left paused: no words means speak on
-            log.info("the barge-in brought no words (%r)", exc)
-            text = ""
+            while queue:
+                try:
+                    words = (await self.transcribe(queue.pop(0))).strip()
+                except Exception as exc:  # never left paused: no words means speak on
+                    log.info("the barge-in brought no words (%r)", exc)
+                    words = ""
+                if words:
+                    texts.append(words)
+                while more:
+                    extra, ended = more.pop(0)
+                    queue.append(extra)
+                    speech_end = ended - self.settings.vad.end_silence_ms / 1000
         finally:
             self._barge_words_pending = False
+        text = " ".join(texts)
         if not text.strip():
             self._decide_barge_in(resume=True)
             return

@@ -12,7 +12,17 @@ import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QPoint, QPointF, QRectF, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
+    QObject,
+    QPoint,
+    QPointF,
+    QRectF,
+    Qt,
+    QTimer,
+    Signal,
+    Slot,
+)
 from PySide6.QtGui import (
     QCloseEvent,
     QColor,
@@ -25,6 +35,7 @@ from PySide6.QtGui import (
     QShortcut,
 )
 from PySide6.QtWidgets import (
+    QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -32,6 +43,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
+    QProgressBar,
     QPushButton,
     QSizePolicy,
     QSplitter,
@@ -43,17 +55,23 @@ from app.events import (
     AssistantSentence,
     CaptureRequested,
     CaptureTaken,
+    ConversationChanged,
     ExpressionChanged,
+    LoadProgress,
+    MicLevel,
     MicStateChanged,
     MouthLevel,
     Notice,
     SessionEvent,
     Status,
     StatusChanged,
+    ToolUsed,
     TurnFinished,
     UserTranscript,
 )
 from app.ui.avatar_widget import AvatarWidget
+from app.ui.controls import LevelMeter, PrivacyPill
+from app.ui.conversations import ConversationList, ConversationsLike
 from app.ui.transcript import TranscriptEntry, TranscriptView
 
 if TYPE_CHECKING:
@@ -62,8 +80,25 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NOTICE_SHOWN_MS = 8000  # plain notices fade; errors stay until the next notice
-MAX_TRANSCRIPT_ROWS = 300
-BUBBLE_PADDING_X = 26  # left + right, inside a bubble
+CAPTURE_PILL_MS = 6000  # how long "screenshot taken" stays up after a capture
+MIC_MODES = (
+    ("always_on", QT_TRANSLATE_NOOP("MainWindow", "Always on")),
+    ("push_to_talk", QT_TRANSLATE_NOOP("MainWindow", "Push to talk")),
+    ("muted", QT_TRANSLATE_NOOP("MainWindow", "Muted")),
+)
+# The status line's words, marked for translation (the session emits `Status` values).
+STATUS_WORDS = {
+    Status.STARTING: QT_TRANSLATE_NOOP("MainWindow", "Starting"),
+    Status.LOADING: QT_TRANSLATE_NOOP("MainWindow", "Loading"),
+    Status.LISTENING: QT_TRANSLATE_NOOP("MainWindow", "Listening"),
+    Status.HEARING: QT_TRANSLATE_NOOP("MainWindow", "Hearing you"),
+    Status.TRANSCRIBING: QT_TRANSLATE_NOOP("MainWindow", "Transcribing"),
+    Status.THINKING: QT_TRANSLATE_NOOP("MainWindow", "Thinking"),
+    Status.SPEAKING: QT_TRANSLATE_NOOP("MainWindow", "Speaking"),
+    Status.MUTED: QT_TRANSLATE_NOOP("MainWindow", "Mic off"),
+    Status.IDLE: QT_TRANSLATE_NOOP("MainWindow", "Ready"),
+    Status.ERROR: QT_TRANSLATE_NOOP("MainWindow", "Error"),
+}
 
 STATUS_COLOURS = {
     Status.STARTING: "#f59e0b",
@@ -156,6 +191,9 @@ class MainWindow(QMainWindow):
         self.hide_on_close = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
+        self._last_turn: int | None = None
+        self._mic_on = False
+        self._talking = False
         self.setWindowTitle(title)
         self.setStyleSheet(STYLE)
         self._build()
@@ -170,6 +208,7 @@ class MainWindow(QMainWindow):
         # keeps a session that emits from inside our own calls from re-entering us.
         self._bridge.received.connect(self.present, Qt.ConnectionType.QueuedConnection)
         self._unsubscribe = session.events.subscribe(self._on_session_event)
+        self._load_history()
 
     # -- parts, for the app and for tests ----------------------------------------------
 
@@ -206,9 +245,9 @@ class MainWindow(QMainWindow):
         card_box.setSpacing(4)
         header = QHBoxLayout()
         header.setContentsMargins(14, 0, 14, 0)
-        heading = QLabel("Conversation")
+        heading = QLabel(self.tr("Conversation"))
         heading.setObjectName("cardTitle")
-        hint = QLabel("Esc stops a reply")
+        hint = QLabel(self.tr("Esc stops a reply"))
         hint.setObjectName("cardHint")
         header.addWidget(heading)
         header.addStretch(1)
@@ -220,32 +259,63 @@ class MainWindow(QMainWindow):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.setChildrenCollapsible(False)
         split.setHandleWidth(12)
+        self.conversations: ConversationList | None = None
+        if isinstance(self._session, ConversationsLike):
+            self.conversations = ConversationList(self._session, self._spawn)
+            self.conversations.failed.connect(lambda text: self.show_notice(text, error=True))
+            self.conversations.setMinimumWidth(150)
+            side = QFrame()
+            side.setObjectName("card")
+            side_box = QVBoxLayout(side)
+            side_box.setContentsMargins(10, 10, 10, 10)
+            side_box.addWidget(self.conversations)
+            split.addWidget(side)
+            QShortcut(QKeySequence("Ctrl+N"), self, self.conversations.start_new)
         split.addWidget(self.avatar)
         split.addWidget(card)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 3)
-        split.setSizes([380, 480])
+        first = split.count() - 2
+        split.setStretchFactor(first, 2)
+        split.setStretchFactor(first + 1, 3)
+        split.setSizes(([200] if self.conversations else []) + [380, 480])
+        self.splitter = split
         outer.addWidget(split, 1)
 
         controls = QHBoxLayout()
         controls.setSpacing(8)
-        self.mic_button = QPushButton("Mic off")
+        self.mic_button = QPushButton(self.tr("Mic off"))
         self.mic_button.setObjectName("micButton")
         self.mic_button.setCheckable(True)
         self.mic_button.clicked.connect(self._on_mic_clicked)
+        self.mode_box = QComboBox()
+        self.mode_box.setObjectName("micMode")
+        self.mode_box.setToolTip(self.tr("How the microphone listens"))
+        for mode, label in MIC_MODES:
+            self.mode_box.addItem(self.tr(str(label)), mode)
+        self.mode_box.setCurrentIndex(self._mode_index(self._session_mode()))
+        self.mode_box.activated.connect(self._on_mode_chosen)
+        self.talk_button = QPushButton(self.tr("Hold to talk"))
+        self.talk_button.setObjectName("talkButton")
+        self.talk_button.setToolTip(self.tr("Hold while you speak; release to send"))
+        self.talk_button.pressed.connect(lambda: self._push_to_talk(True))
+        self.talk_button.released.connect(lambda: self._push_to_talk(False))
+        self.talk_button.setVisible(self._session_mode() == "push_to_talk")
+        self.level_meter = LevelMeter()
         self.text_input = QLineEdit()
-        self.text_input.setPlaceholderText("Type a message…")
+        self.text_input.setPlaceholderText(self.tr("Type a message…"))
         self.text_input.returnPressed.connect(self.send)
         self.text_input.textChanged.connect(self._on_text_changed)
-        self.send_button = QPushButton("Send")
+        self.send_button = QPushButton(self.tr("Send"))
         self.send_button.setObjectName("sendButton")
         self.send_button.setEnabled(False)
         self.send_button.clicked.connect(self.send)
-        self.stop_button = QPushButton("Stop")
+        self.stop_button = QPushButton(self.tr("Stop"))
         self.stop_button.setObjectName("stopButton")
-        self.stop_button.setToolTip("Stop the reply (Esc)")
+        self.stop_button.setToolTip(self.tr("Stop the reply (Esc)"))
         self.stop_button.clicked.connect(self.stop)
         controls.addWidget(self.mic_button)
+        controls.addWidget(self.mode_box)
+        controls.addWidget(self.talk_button)
+        controls.addWidget(self.level_meter, 0, Qt.AlignmentFlag.AlignVCenter)
         controls.addWidget(self.text_input, 1)
         controls.addWidget(self.send_button)
         controls.addWidget(self.stop_button)
@@ -271,9 +341,21 @@ class MainWindow(QMainWindow):
         self.notice_label.setObjectName("notice")
         self.notice_label.setWordWrap(True)
         self.notice_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.progress = QProgressBar()
+        self.progress.setObjectName("loadProgress")
+        self.progress.setFixedWidth(120)
+        self.progress.setMaximumHeight(10)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        self.mic_live = PrivacyPill(self.tr("● Mic live"))
+        self.mic_live.setToolTip(self.tr("The microphone is on and listening"))
+        self.capture_pill = PrivacyPill(self.tr("📸 Screenshot taken"))
         status.addWidget(self.status_dot, 0, Qt.AlignmentFlag.AlignVCenter)
         status.addWidget(self.status_label)
+        status.addWidget(self.progress, 0, Qt.AlignmentFlag.AlignVCenter)
         status.addWidget(self.mic_note, 1)
+        status.addWidget(self.capture_pill)
+        status.addWidget(self.mic_live)
         outer.addLayout(status)
         # Notices (errors in words) get a full-width line of their own so they wrap
         # across the window instead of into a narrow column.
@@ -288,7 +370,7 @@ class MainWindow(QMainWindow):
 
     def _size_and_place(self) -> None:
         self.setMinimumSize(640, 460)
-        width, height = 900, 640
+        width, height = (1100 if self.conversations else 900), 660
         screen = self.screen()
         if screen is not None:
             area = screen.availableGeometry()
@@ -310,7 +392,10 @@ class MainWindow(QMainWindow):
         """Show one session event (called on the GUI thread)."""
         if isinstance(event, MouthLevel):
             self.avatar.set_mouth_level(event.level)
+        elif isinstance(event, MicLevel):
+            self.level_meter.set_level(event.dbfs)
         elif isinstance(event, UserTranscript):
+            self._last_turn = event.turn_id
             self.transcript.show_user(event.text, final=event.final, turn_id=event.turn_id)
         elif isinstance(event, AssistantSentence):
             self.transcript.add_sentence(
@@ -324,21 +409,42 @@ class MainWindow(QMainWindow):
             self.show_notice(event.message, error=event.error)
         elif isinstance(event, MicStateChanged):
             self._show_mic(enabled=event.enabled, available=event.available, detail=event.detail)
-        elif isinstance(event, TurnFinished) and event.interrupted:
-            self.transcript.mark_interrupted(event.turn_id)
+        elif isinstance(event, TurnFinished):
+            if event.interrupted:
+                self.transcript.mark_interrupted(event.turn_id)
+            self.transcript.finish_turn(event.turn_id)
+            if self.conversations is not None:
+                self.conversations.refresh()  # a first turn gives the conversation its title
         elif isinstance(event, CaptureTaken):
-            where = "all screens" if event.monitor == 0 else f"screen {event.monitor}"
-            self.show_notice(
-                f"📸 Took a screenshot of {where} ({event.width}×{event.height}) to look at it."
+            where = (
+                self.tr("all screens")
+                if event.monitor == 0
+                else self.tr("screen {0}").format(event.monitor)
             )
+            self.show_notice(
+                self.tr("📸 Took a screenshot of {0} ({1}×{2}) to look at it.").format(
+                    where, event.width, event.height
+                )
+            )
+            self.capture_pill.flash(CAPTURE_PILL_MS)
+            self.transcript.add_capture(event.path, turn_id=self._last_turn)
         elif isinstance(event, CaptureRequested):
             self._ask_capture(event)
+        elif isinstance(event, ToolUsed):
+            self._last_turn = event.turn_id
+            self.transcript.add_tool(event.name, turn_id=event.turn_id)
+        elif isinstance(event, LoadProgress):
+            self._show_progress(event)
+        elif isinstance(event, ConversationChanged):
+            self._load_history()
+            if self.conversations is not None:
+                self.conversations.refresh()
 
     def _ask_capture(self, event: CaptureRequested) -> None:
         """The user decides before each capture (when the config asks for that)."""
         box = QMessageBox(self)
-        box.setWindowTitle("Take a screenshot?")
-        box.setText("The companion wants to take a screenshot to look at your screen.")
+        box.setWindowTitle(self.tr("Take a screenshot?"))
+        box.setText(self.tr("The companion wants to take a screenshot to look at your screen."))
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.No)
         box.setObjectName("captureQuestion")
@@ -352,7 +458,7 @@ class MainWindow(QMainWindow):
         box.open()
 
     def _show_status(self, event: StatusChanged) -> None:
-        words = event.status.value[:1].upper() + event.status.value[1:]
+        words = self.tr(str(STATUS_WORDS.get(event.status, event.status.value.capitalize())))
         self.status_label.setText(f"{words} — {event.detail}" if event.detail else words)
         colour = STATUS_COLOURS.get(event.status, "#9ca3af")
         self.status_dot.setStyleSheet(f"background: {colour}; border-radius: 5px;")
@@ -380,19 +486,70 @@ class MainWindow(QMainWindow):
         button.setProperty("unavailable", not available)
         _repolish(button)
         if not available:
-            state, text = "unavailable", "No mic"
-            tip = f"Microphone unavailable: {detail}" if detail else "Microphone unavailable"
+            state, text = "unavailable", self.tr("No mic")
+            tip = (
+                self.tr("Microphone unavailable: {0}").format(detail)
+                if detail
+                else self.tr("Microphone unavailable")
+            )
         elif on:
-            state, text, tip = "on", "Mic on", "The microphone is listening. Click to mute it."
+            state, text = "on", self.tr("Mic on")
+            tip = self.tr("The microphone is listening. Click to mute it.")
         else:
-            state, text, tip = "off", "Mic off", "The microphone is off. Click to talk."
+            state, text = "off", self.tr("Mic off")
+            tip = self.tr("The microphone is off. Click to talk.")
         button.setText(text)
         button.setToolTip(tip)
         button.setIcon(_mic_icon(state))
-        note = f"Microphone unavailable — {detail}" if detail else "Microphone unavailable"
+        note = (
+            self.tr("Microphone unavailable — {0}").format(detail)
+            if detail
+            else self.tr("Microphone unavailable")
+        )
         self.mic_note.setText(note)
         self.mic_note.setToolTip(note)
         self.mic_note.setVisible(not available)
+        self._mic_on = on
+        self.level_meter.set_active(on)
+        mode = self._session_mode()
+        index = self._mode_index("muted" if available and not enabled else mode)
+        self.mode_box.setCurrentIndex(index)
+        self.mode_box.setEnabled(available)
+        self.talk_button.setVisible(mode == "push_to_talk")
+        self._show_mic_live()
+
+    def _show_mic_live(self) -> None:
+        """The privacy pill: shown whenever the microphone can hear the user."""
+        mode = self._session_mode()
+        live = self._mic_on and (mode != "push_to_talk" or self._talking)
+        self.mic_live.setVisible(live)
+
+    def _session_mode(self) -> str:
+        return str(getattr(self._session, "mic_mode", "always_on"))
+
+    @staticmethod
+    def _mode_index(mode: str) -> int:
+        return next((i for i, (m, _) in enumerate(MIC_MODES) if m == mode), 0)
+
+    def _show_progress(self, event: LoadProgress) -> None:
+        self.progress.setRange(0, max(1, event.total))
+        self.progress.setValue(event.done)
+        self.progress.setToolTip(event.what)
+        self.progress.setVisible(event.done < event.total)
+
+    def _load_history(self) -> None:
+        """Show the session's current conversation (at start and after a switch)."""
+        messages = getattr(self._session, "history_messages", None)
+        if not callable(messages):
+            return
+        try:
+            self.transcript.load_history(messages())
+        except Exception as exc:
+            log.warning("could not show the conversation: %s", describe_error(exc))
+            self.show_notice(
+                self.tr("Could not show the conversation: {0}").format(describe_error(exc)),
+                error=True,
+            )
 
     # -- user actions ------------------------------------------------------------------
 
@@ -402,7 +559,7 @@ class MainWindow(QMainWindow):
         if not text:
             return
         self.text_input.clear()
-        self._spawn(self._session.send_text(text), "send the message")
+        self._spawn(self._session.send_text(text), self.tr("send the message"))
 
     def stop(self) -> None:
         """Interrupt the reply."""
@@ -410,7 +567,7 @@ class MainWindow(QMainWindow):
             self._session.interrupt()
         except Exception as exc:
             log.warning("interrupt failed: %s", describe_error(exc))
-            self.show_notice(f"Could not stop: {describe_error(exc)}", error=True)
+            self.show_notice(self.tr("Could not stop: {0}").format(describe_error(exc)), error=True)
 
     def _on_mic_clicked(self, checked: bool) -> None:
         self._show_mic(enabled=checked, available=True, detail="")  # the session will confirm
@@ -419,7 +576,34 @@ class MainWindow(QMainWindow):
         except Exception as exc:
             log.warning("set_mic_enabled failed: %s", describe_error(exc))
             self._show_mic(enabled=not checked, available=True, detail="")
-            self.show_notice(f"Could not switch the microphone: {describe_error(exc)}", error=True)
+            self.show_notice(
+                self.tr("Could not switch the microphone: {0}").format(describe_error(exc)),
+                error=True,
+            )
+
+    def _on_mode_chosen(self, index: int) -> None:
+        mode = str(self.mode_box.itemData(index))
+        set_mode = getattr(self._session, "set_mic_mode", None)
+        try:
+            if callable(set_mode):
+                set_mode(mode)
+            else:
+                self._session.set_mic_enabled(mode != "muted")
+        except Exception as exc:
+            log.warning("set_mic_mode failed: %s", describe_error(exc))
+            self.show_notice(
+                self.tr("Could not switch the microphone: {0}").format(describe_error(exc)),
+                error=True,
+            )
+        self.talk_button.setVisible(self._session_mode() == "push_to_talk")
+        self._show_mic_live()
+
+    def _push_to_talk(self, pressed: bool) -> None:
+        self._talking = pressed
+        push = getattr(self._session, "set_push_to_talk", None)
+        if callable(push):
+            push(pressed)
+        self._show_mic_live()
 
     def _on_text_changed(self, text: str) -> None:
         self.send_button.setEnabled(bool(text.strip()))
@@ -427,10 +611,10 @@ class MainWindow(QMainWindow):
     def _avatar_menu(self, position: QPoint) -> None:
         menu = QMenu(self)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        menu.addAction("Switch to desktop pet (Ctrl+P)", self.pet_requested.emit)
-        menu.addAction("Settings… (Ctrl+,)", self.settings_requested.emit)
-        menu.addAction("Quit Companion (Ctrl+Q)", self.quit_requested.emit)
-        menu.addSection("Try an expression")
+        menu.addAction(self.tr("Switch to desktop pet (Ctrl+P)"), self.pet_requested.emit)
+        menu.addAction(self.tr("Settings… (Ctrl+,)"), self.settings_requested.emit)
+        menu.addAction(self.tr("Quit Companion (Ctrl+Q)"), self.quit_requested.emit)
+        menu.addSection(self.tr("Try an expression"))
         for name in self._session.expressions:
             if name in self.avatar.expressions:
                 action = menu.addAction(name.capitalize())
@@ -442,7 +626,9 @@ class MainWindow(QMainWindow):
             loop = asyncio.get_running_loop()
         except RuntimeError:
             call.close()
-            self.show_notice(f"Could not {what}: the app is not running.", error=True)
+            self.show_notice(
+                self.tr("Could not {0}: the app is not running.").format(what), error=True
+            )
             return
         task = loop.create_task(self._report_failure(call, what))
         self._tasks.add(task)
@@ -453,7 +639,9 @@ class MainWindow(QMainWindow):
             await call
         except Exception as exc:
             log.warning("could not %s: %s", what, describe_error(exc))
-            self.show_notice(f"Could not {what}: {describe_error(exc)}", error=True)
+            self.show_notice(
+                self.tr("Could not {0}: {1}").format(what, describe_error(exc)), error=True
+            )
 
     # -- closing -------------------------------------------------------------------------
 
