@@ -27,6 +27,7 @@ from app.events import (
     TurnFinished,
 )
 from app.ui import MainWindow
+from app.ui.app import Shell
 from app.ui.pet import PetWindow, screen_key
 from tests.test_ui import ScriptedSession
 
@@ -93,6 +94,31 @@ def test_the_bubble_goes_away_after_the_turn(pet: PetWindow, session: ScriptedSe
     assert pet._bubble_timer.isActive()
     pet._bubble_timer.timeout.emit()
     assert pet.bubble_text == ""
+
+
+def test_a_notice_about_the_app_shows_in_the_bubble_for_a_while(pet: PetWindow) -> None:
+    pet.show()
+    pet.show_notice("Global hotkeys are off.")
+    assert pet.bubble_text == "Global hotkeys are off."
+    assert pet._bubble_timer.isActive()
+    pet._bubble_timer.timeout.emit()
+    assert pet.bubble_text == ""
+
+
+def test_a_platform_notice_reaches_the_pet_when_it_is_the_window_shown(
+    qapp: QApplication, session: ScriptedSession
+) -> None:
+    window = MainWindow(session)
+    shell = Shell(session, window, ui=UiSettings(), use_tray=True)
+    try:
+        shell.show_pet()
+        shell.tell_once("test", "Something about this desktop.")
+        shell.tell_once("test", "Said again.")
+        assert shell.pet.bubble_text == "Something about this desktop."
+        assert window.notice_label.text() == "Something about this desktop."
+    finally:
+        shell.dispose()
+        window.deleteLater()
 
 
 def test_the_avatar_follows_expressions_and_thinking(

@@ -15,24 +15,29 @@ import sys
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import qasync
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtGui import QPainterPath
 from PySide6.QtWidgets import QApplication
 
 from app.config import Settings, UiSettings, save_settings
 from app.events import EventHub, Notice, Status, StatusChanged
-from app.ui.first_run import FirstRunGuide
+from app.ui.hotkeys import GlobalHotkeys, InAppShortcuts, KeyActions, bindings_from
 from app.ui.main_window import MainWindow, describe_error
-from app.ui.pet import PetWindow
-from app.ui.settings_dialog import SettingsDialog
-from app.ui.tray import NO_TRAY_NOTICE, CompanionTray, tray_available
+from app.ui.pet import PetWindow, pet_limitation
+from app.ui.tray import CompanionTray, no_tray_notice, tray_available
+
+if TYPE_CHECKING:  # imported when first opened: they are not needed to show the window
+    from app.ui.first_run import FirstRunGuide
+    from app.ui.settings_dialog import SettingsDialog
 
 log = logging.getLogger(__name__)
 
 ACLOSE_TIMEOUT_S = 10.0
+# What the shell keeps in `Settings.ui` itself (the settings dialog does not show them).
+SHELL_OWNED_UI_FIELDS = frozenset({"window_geometry", "pet_geometry", "first_run_done"})
 SIGNAL_POLL_MS = 250  # lets Python see Ctrl+C while Qt's loop is waiting
 
 
@@ -122,6 +127,7 @@ class Shell:
         self.pet.quit_requested.connect(self.quit)
         window.pet_requested.connect(self.show_pet)
         window.quit_requested.connect(self.quit)
+        self._told: dict[str, str] = {}  # what the user was told about this platform, once
         has_tray = tray_available() if use_tray is None else use_tray
         self.tray: CompanionTray | None = None
         if has_tray:
@@ -129,12 +135,59 @@ class Shell:
             self.tray.show()
             window.hide_on_close = True
         else:
-            window.show_notice(NO_TRAY_NOTICE)
+            self.tell_once("tray", no_tray_notice())
+        # Keys: in-app shortcuts now; the global hotkeys once the window shows.
+        self.key_actions = KeyActions(session, notify=lambda text: self.tell_once("ptt", text))
+        self._unsubscribe_keys = session.events.subscribe(self.key_actions.present)
+        self.shortcuts = InAppShortcuts([window, self.pet], self.key_actions)
+        self.hotkeys: GlobalHotkeys | None = None
+
+    def tell_once(self, topic: str, message: str) -> None:
+        """Tell the user something about this platform, once per topic; the notices told
+        so far stay together in the status line (a later one does not hide an earlier)."""
+        if topic in self._told or not message:
+            return
+        self._told[topic] = message
+        self.window.show_notice("\n".join(self._told.values()))
+        if self.pet.isVisible():
+            self.pet.show_notice(message)
+
+    @property
+    def told(self) -> dict[str, str]:
+        """The platform notices shown so far, by topic."""
+        return dict(self._told)
+
+    def start_global_hotkeys(self) -> bool:
+        """Listen for the system-wide hotkeys when the settings and the platform allow;
+        otherwise say why, once. Returns whether they run."""
+        if self.hotkeys is not None or not self.ui.global_hotkeys or self.quitting:
+            return self.hotkeys is not None and self.hotkeys.running
+        hotkeys = GlobalHotkeys(bindings_from(self.ui), self.key_actions, self.window)
+        reason = hotkeys.start()
+        if reason is not None:
+            self.tell_once("hotkeys", reason)
+            return False
+        self.hotkeys = hotkeys
+        if hotkeys.invalid:
+            self.tell_once(
+                "hotkey-settings",
+                QCoreApplication.translate(
+                    "Shell",
+                    "These hotkeys in the settings are not key combinations and are off: "
+                    "{0}. Write them like <ctrl>+<alt>+<space>.",
+                ).format(", ".join(hotkeys.invalid)),
+            )
+        limitation = GlobalHotkeys.limitation()
+        if limitation is not None:
+            self.tell_once("hotkeys", limitation)
+        return hotkeys.running
 
     def open_settings(self) -> SettingsDialog | None:
         """Open the settings dialog (not modal: the conversation goes on meanwhile)."""
         if self.settings is None:
             return None
+        from app.ui.settings_dialog import SettingsDialog
+
         if self.settings_dialog is not None and self.settings_dialog.isVisible():
             self.settings_dialog.raise_()
             return self.settings_dialog
@@ -150,7 +203,31 @@ class Shell:
         for name in type(self.settings).model_fields:
             if name != "ui":  # the shell's own state stays the live object
                 setattr(self.settings, name, getattr(dialog.result_settings, name))
-        self.window.show_notice("Settings saved. Some changes apply when Companion restarts.")
+        self.apply_ui(dialog.result_settings.ui)
+        self.window.show_notice(
+            QCoreApplication.translate(
+                "Shell", "Settings saved. Some changes apply when Companion restarts."
+            )
+        )
+
+    def apply_ui(self, new: UiSettings) -> None:
+        """Take the user's choices from edited settings into the live `ui` (the shell
+        keeps its own geometry and first-run state), and apply the keys and the pet's
+        click-through at once."""
+        keys_before = (self.ui.global_hotkeys, bindings_from(self.ui))
+        click_through_before = self.ui.click_through
+        for name in type(self.ui).model_fields:
+            if name not in SHELL_OWNED_UI_FIELDS:
+                setattr(self.ui, name, getattr(new, name))
+        if self.ui.click_through != click_through_before:
+            self.pet.set_click_through(self.ui.click_through, save=False)
+        if (self.ui.global_hotkeys, bindings_from(self.ui)) != keys_before:
+            if self.hotkeys is not None:
+                self.hotkeys.stop()
+                self.hotkeys = None
+            for topic in ("hotkeys", "hotkey-settings"):
+                self._told.pop(topic, None)  # a new choice earns a new word
+            self.start_global_hotkeys()
 
     def show_initial(self) -> None:
         if self.ui.start_in_pet_mode:
@@ -164,11 +241,15 @@ class Shell:
         """The first-run guide over the main window (not modal: the loop keeps running)."""
         if self.settings is None:
             return None
+        from app.ui.first_run import FirstRunGuide
+
         self.show_main()
         guide = FirstRunGuide(self.settings, self.window)
         guide.accepted.connect(
             lambda: self.window.show_notice(
-                "All set. Changes to the chat model apply when Companion restarts."
+                QCoreApplication.translate(
+                    "Shell", "All set. Changes to the chat model apply when Companion restarts."
+                )
             )
         )
         self.first_run_guide = guide
@@ -185,6 +266,11 @@ class Shell:
         self.window.hide()
         self.pet.show()
         self.pet.raise_()
+        limitation = pet_limitation()
+        if limitation is not None and "pet" not in self._told:
+            self.tell_once("pet", limitation)
+            if self.tray is not None:
+                self.tray.showMessage("Companion", limitation)
 
     def toggle_pet(self) -> None:
         if self.pet.isVisible():
@@ -197,6 +283,7 @@ class Shell:
         if self.quitting:
             return
         self.quitting = True
+        self.stop_keys()
         self.window.hide_on_close = False
         if self.tray is not None:
             self.tray.hide()
@@ -205,10 +292,18 @@ class Shell:
         if self._on_quit is not None:
             self._on_quit()
 
+    def stop_keys(self) -> None:
+        """Stop the global hotkeys and let go of a held push-to-talk."""
+        if self.hotkeys is not None:
+            self.hotkeys.stop()
+        self.shortcuts.dispose()
+
     def dispose(self) -> None:
+        self.stop_keys()
+        with contextlib.suppress(ValueError):
+            self._unsubscribe_keys()
         if self.tray is not None:
-            self.tray.hide()
-            self.tray.deleteLater()
+            self.tray.dispose()
             self.tray = None
         self.pet.dispose()
 
@@ -242,6 +337,8 @@ async def _show_session(
     )
     window.closed.connect(on_closed)
     shell.show_initial()
+    # After the first frame: pynput's import and the X connection cost launch time.
+    QTimer.singleShot(0, shell.start_global_hotkeys)
     starting = loop.create_task(_start(session, window), name="companion-session-start")
     quit_timer = loop.call_later(quit_after_s, shell.quit) if quit_after_s is not None else None
     restore_sigint = _close_on_sigint(loop, shell.quit)

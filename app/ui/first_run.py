@@ -1,18 +1,22 @@
 """The first-run guide: a few pages that check the microphone, the speaker and the
 embedded models, explain the screenshot permission, and let the user pick the
 embedded chat model or a hosted one. Finishing it sets `[ui] first_run_done`.
+
+The checks run one by one on a worker thread and report progress through a Qt
+signal; the microphone, speaker and model tests are the settings dialog's
+(`app.ui.checks`), run as tasks on the qasync loop. The guide is not modal: the
+conversation window and the loop keep running while it is open.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import SecretStr
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,6 +25,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QProgressBar,
     QPushButton,
     QRadioButton,
     QStackedWidget,
@@ -29,82 +34,77 @@ from PySide6.QtWidgets import (
 )
 
 from app.config import Settings, save_settings
-from app.ui.settings_dialog import PROVIDERS
+from app.ui.checks import (
+    CheckResult,
+    MicCheck,
+    ModelCheck,
+    SystemCheck,
+    VoiceCheck,
+    check_system,
+    system_checks,
+    weak_getter,
+)
+from app.ui.settings_dialog import (
+    EMBEDDED,
+    NEEDS_BASE_URL,
+    PROVIDERS,
+    TAKES_BASE_URL,
+    key_kept_text,
+    settings_to_save,
+)
 
 log = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    """One thing the guide looked for: what, whether it is there, and in words."""
-
-    name: str
-    ok: bool
-    detail: str
+EMBEDDED_MODEL = "local/smollm2"
 
 
-def check_system(settings: Settings) -> list[CheckResult]:
-    """Look for the microphone, the speaker and the embedded models (blocking: run it
-    off the UI thread)."""
-    results: list[CheckResult] = []
-    try:
-        import sounddevice as sd
-
-        mic = sd.query_devices(settings.audio.input_device, kind="input")
-        results.append(CheckResult("Microphone", True, str(mic["name"])))
-    except Exception as exc:
-        results.append(CheckResult("Microphone", False, f"none found ({exc}); you can type"))
-    try:
-        import sounddevice as sd
-
-        out = sd.query_devices(settings.audio.output_device, kind="output")
-        results.append(CheckResult("Speaker", True, str(out["name"])))
-    except Exception as exc:
-        results.append(CheckResult("Speaker", False, f"none found ({exc}); replies are shown"))
-    try:
-        from app.llm.wire.local import default_model_path
-
-        results.append(CheckResult("Embedded chat model", True, default_model_path().name))
-    except Exception as exc:
-        results.append(CheckResult("Embedded chat model", False, str(exc)))
-    try:
-        from app.audio.vad import silero_model_path
-
-        results.append(CheckResult("Voice detection model", True, silero_model_path().name))
-    except Exception as exc:
-        results.append(CheckResult("Voice detection model", False, str(exc)))
-    return results
+def screenshot_text() -> str:
+    return QCoreApplication.translate(
+        "FirstRunGuide",
+        "Companion can look at your screen when you ask it to (“what do you think of "
+        "this?”). It takes a screenshot only when the model asks for one, you always see "
+        "a notice when it happens, and the picture stays on this computer unless you use "
+        "a hosted model. If you prefer, it can ask you before every screenshot.",
+    )
 
 
-SCREENSHOT_TEXT = (
-    "Companion can look at your screen when you ask it to (“what do you think of this?”). "
-    "It takes a screenshot only when the model asks for one, you always see a notice when "
-    "it happens, and the picture stays on this computer unless you use a hosted model. "
-    "If you prefer, it can ask you before every screenshot."
-)
+class _CheckSignals(QObject):
+    """The worker thread's voice: it holds this child of the guide, never the guide, so
+    the guide is never freed on that thread. Emitting after the guide is gone raises
+    RuntimeError, which the worker takes as the signal to stop."""
+
+    # (index of the check starting, total, its name) and (done, total, its result),
+    # emitted from the worker thread and delivered on the UI thread.
+    started = Signal(int, int, str)
+    done = Signal(int, int, object)
+    finished = Signal()
 
 
 class FirstRunGuide(QDialog):
-    """The guide's pages: checks, screenshots, the chat model. `finished_guide` settings
-    are saved with `first_run_done = true`."""
+    """The guide's pages: checks, screenshots, the chat model. Finishing saves the
+    settings with `first_run_done = true` (only what the guide changed is written)."""
+
+    checks_finished = Signal()
 
     def __init__(
         self,
         settings: Settings,
         parent: QWidget | None = None,
         *,
-        checks: Callable[[Settings], list[CheckResult]] = check_system,
+        checks: Sequence[SystemCheck] | None = None,
         save: Callable[[Settings], Any] | None = save_settings,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Welcome to Companion")
+        self.setWindowTitle(self.tr("Welcome to Companion"))
         self.setObjectName("firstRunGuide")
-        self.setMinimumWidth(480)
+        self.setMinimumWidth(520)
         self.settings = settings
-        self._checks = checks
+        self._original = settings.model_copy(deep=True)
+        self._checks = list(checks) if checks is not None else system_checks()
         self._save = save
         self.check_results: list[CheckResult] = []
-        self._check_task: asyncio.Future[list[CheckResult]] | None = None
+        self._check_thread: threading.Thread | None = None
+        self._closed = threading.Event()
 
         box = QVBoxLayout(self)
         self.pages = QStackedWidget()
@@ -113,8 +113,8 @@ class FirstRunGuide(QDialog):
         self.pages.addWidget(self._model_page())
         box.addWidget(self.pages, 1)
         row = QHBoxLayout()
-        self.back_button = QPushButton("Back")
-        self.next_button = QPushButton("Next")
+        self.back_button = QPushButton(self.tr("Back"))
+        self.next_button = QPushButton(self.tr("Next"))
         self.next_button.setDefault(True)
         self.back_button.clicked.connect(self.back)
         self.next_button.clicked.connect(self.next)
@@ -122,6 +122,10 @@ class FirstRunGuide(QDialog):
         row.addWidget(self.back_button)
         row.addWidget(self.next_button)
         box.addLayout(row)
+        self._signals = _CheckSignals(self)
+        self._signals.started.connect(self._on_check_started)
+        self._signals.done.connect(self._on_check_done)
+        self._signals.finished.connect(self._on_checks_finished)
         self._show_page(0)
 
     # -- pages -----------------------------------------------------------------------------
@@ -129,21 +133,38 @@ class FirstRunGuide(QDialog):
     def _checks_page(self) -> QWidget:
         page = QWidget()
         box = QVBoxLayout(page)
-        title = QLabel("<h3>Hi! Let's check your computer</h3>")
-        self.checks_label = QLabel("Looking for a microphone, a speaker and the models…")
+        box.addWidget(QLabel(self.tr("<h3>Hi! Let's check your computer</h3>")))
+        self.checks_progress = QProgressBar()
+        self.checks_progress.setObjectName("checksProgress")
+        self.checks_progress.setRange(0, len(self._checks))
+        self.checks_progress.setValue(0)
+        self.checks_status = QLabel(self.tr("Looking for a microphone, a speaker and the models…"))
+        self.checks_status.setWordWrap(True)
+        self.checks_label = QLabel()
+        self.checks_label.setObjectName("checksResults")
         self.checks_label.setWordWrap(True)
         self.checks_label.setTextFormat(Qt.TextFormat.RichText)
-        box.addWidget(title)
-        box.addWidget(self.checks_label, 1)
+        box.addWidget(self.checks_progress)
+        box.addWidget(self.checks_status)
+        box.addWidget(self.checks_label)
+        box.addWidget(QLabel(self.tr("Try them: speak, and you will hear yourself back.")))
+        live = weak_getter(self, FirstRunGuide._live_settings)
+        self.mic_check = MicCheck(live)
+        self.voice_check = VoiceCheck(live)
+        self.voice_check.button.setText(self.tr("Play a sample (speaker)"))
+        box.addWidget(self.mic_check)
+        box.addWidget(self.voice_check)
+        box.addStretch(1)
         return page
 
     def _screenshot_page(self) -> QWidget:
         page = QWidget()
         box = QVBoxLayout(page)
-        box.addWidget(QLabel("<h3>Looking at your screen</h3>"))
-        text = QLabel(SCREENSHOT_TEXT)
+        box.addWidget(QLabel(self.tr("<h3>Looking at your screen</h3>")))
+        text = QLabel(screenshot_text())
+        text.setObjectName("screenshotText")
         text.setWordWrap(True)
-        self.ask_screenshots = QCheckBox("Ask me before each screenshot")
+        self.ask_screenshots = QCheckBox(self.tr("Ask me before each screenshot"))
         self.ask_screenshots.setChecked(self.settings.agent.confirm_screenshots)
         box.addWidget(text)
         box.addWidget(self.ask_screenshots)
@@ -153,74 +174,138 @@ class FirstRunGuide(QDialog):
     def _model_page(self) -> QWidget:
         page = QWidget()
         box = QVBoxLayout(page)
-        box.addWidget(QLabel("<h3>Who does the thinking?</h3>"))
-        self.use_embedded = QRadioButton("The embedded model: offline, private, small")
-        self.use_hosted = QRadioButton("A hosted model (needs an account and a key)")
-        hosted = not self.settings.chat.model.startswith("local/")
+        box.addWidget(QLabel(self.tr("<h3>Who does the thinking?</h3>")))
+        self.use_embedded = QRadioButton(self.tr("The embedded model: offline, private, small"))
+        self.use_hosted = QRadioButton(self.tr("A hosted model (needs an account and a key)"))
+        chat = self.settings.chat
+        hosted = not chat.model.startswith(EMBEDDED + "/")
         self.use_hosted.setChecked(hosted)
         self.use_embedded.setChecked(not hosted)
         box.addWidget(self.use_embedded)
         box.addWidget(self.use_hosted)
         self.hosted_form = QWidget()
         form = QFormLayout(self.hosted_form)
-        provider, _, name = self.settings.chat.model.partition("/")
+        provider, _, name = chat.model.partition("/")
         self.provider = QComboBox()
-        for value in PROVIDERS[1:]:
-            self.provider.addItem(value, value)
+        for value in PROVIDERS:
+            if value != EMBEDDED:
+                self.provider.addItem(value, value)
         self.provider.setCurrentIndex(max(self.provider.findData(provider), 0))
         self.model_name = QLineEdit(name if hosted else "")
-        self.model_name.setPlaceholderText("for example gpt-4o-mini")
-        self.base_url = QLineEdit(self.settings.chat.base_url or "")
-        self.base_url.setPlaceholderText("only for an OpenAI-compatible server")
+        self.model_name.setPlaceholderText(self.tr("for example gpt-4o-mini"))
+        self.base_url = QLineEdit(chat.base_url or "")
+        self.base_url.setPlaceholderText(self.tr("only for an OpenAI-compatible server"))
         self.api_key = QLineEdit()
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
-        form.addRow("Provider", self.provider)
-        form.addRow("Model", self.model_name)
-        form.addRow("Base URL", self.base_url)
-        form.addRow("API key", self.api_key)
+        if chat.api_key is not None:
+            self.api_key.setPlaceholderText(key_kept_text())
+        key_note = QLabel(
+            self.tr("The key is kept in your system's keyring, not in the settings file.")
+        )
+        key_note.setWordWrap(True)
+        form.addRow(self.tr("Provider"), self.provider)
+        form.addRow(self.tr("Model"), self.model_name)
+        form.addRow(self.tr("Base URL"), self.base_url)
+        form.addRow(self.tr("API key"), self.api_key)
+        form.addRow("", key_note)
         box.addWidget(self.hosted_form)
         self.model_error = QLabel()
+        self.model_error.setObjectName("modelError")
         self.model_error.setStyleSheet("color: #c62828;")
         self.model_error.setWordWrap(True)
         box.addWidget(self.model_error)
+        self.model_check = ModelCheck(weak_getter(self, FirstRunGuide._chosen_settings))
+        box.addWidget(self.model_check)
         box.addStretch(1)
-        self.use_hosted.toggled.connect(self.hosted_form.setEnabled)
-        self.hosted_form.setEnabled(hosted)
+        self.use_hosted.toggled.connect(self._on_choice_changed)
+        self.provider.currentIndexChanged.connect(self._on_choice_changed)
+        self._on_choice_changed()
         return page
+
+    def _on_choice_changed(self) -> None:
+        hosted = self.use_hosted.isChecked()
+        self.hosted_form.setEnabled(hosted)
+        self.base_url.setEnabled(hosted and self.provider.currentData() in TAKES_BASE_URL)
 
     # -- checks ----------------------------------------------------------------------------
 
-    def start_checks(self) -> None:
-        """Run the checks off the UI thread when a loop runs (else right away)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self.show_checks(self._checks(self.settings))
-            return
-        self._check_task = loop.run_in_executor(None, self._checks, self.settings)
-        self._check_task.add_done_callback(self._checks_done)
+    def start_checks(self) -> threading.Thread:
+        """Run the checks one by one on a worker thread; progress arrives as signals."""
+        if self._check_thread is not None:
+            return self._check_thread
+        settings = self.settings.model_copy(deep=True)
+        todo = list(self._checks)
+        self.check_results = []
+        self.checks_progress.setRange(0, len(todo))
+        self.checks_progress.setValue(0)
+        signals, closed = self._signals, self._closed
 
-    def _checks_done(self, future: asyncio.Future[list[CheckResult]]) -> None:
-        if future.cancelled():
-            return
-        error = future.exception()
-        if error is not None:
-            self.checks_label.setText(f"The check failed: {error}")
-            return
-        self.show_checks(future.result())
+        def run() -> None:
+            results: list[CheckResult] = []
+            try:
+                for index, (name, check) in enumerate(todo):
+                    if closed.is_set():
+                        return
+                    signals.started.emit(index, len(todo), name)
+                    try:
+                        result = CheckResult(name, True, check(settings))
+                    except Exception as exc:  # a failed check, in words
+                        result = CheckResult(name, False, str(exc).strip() or type(exc).__name__)
+                    results.append(result)
+                    signals.done.emit(len(results), len(todo), result)
+                signals.finished.emit()
+            except RuntimeError:  # the guide was deleted meanwhile
+                log.debug("the first-run guide went away during its checks")
+
+        thread = threading.Thread(target=run, name="first-run-checks", daemon=True)
+        self._check_thread = thread
+        thread.start()
+        return thread
+
+    def _on_check_started(self, index: int, total: int, name: str) -> None:
+        self.checks_status.setText(
+            self.tr("Checking: {name} ({n} of {total})…").format(
+                name=name, n=index + 1, total=total
+            )
+        )
+
+    def _on_check_done(self, done: int, total: int, result: object) -> None:
+        assert isinstance(result, CheckResult)
+        self.check_results.append(result)
+        self.checks_progress.setValue(done)
+        self.show_checks(self.check_results)
+
+    def _on_checks_finished(self) -> None:
+        self.checks_finished.emit()
+        failed = [r for r in self.check_results if not r.ok]
+        if failed:
+            self.checks_status.setText(
+                self.tr("Done. Companion works without what is missing; see below.")
+            )
+        else:
+            self.checks_status.setText(self.tr("Done. Everything is in place."))
+
+    @property
+    def checks_done(self) -> bool:
+        return len(self.check_results) == len(self._checks)
 
     def show_checks(self, results: list[CheckResult]) -> None:
-        self.check_results = results
         lines = []
         for result in results:
-            mark = "✅" if result.ok else "⚠️"
+            mark = "✔" if result.ok else "⚠"
             lines.append(f"{mark} <b>{result.name}</b>: {result.detail}")
         self.checks_label.setText("<br>".join(lines))
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
-        if not self.check_results and self._check_task is None:
+        if self._check_thread is None:
             self.start_checks()
+
+    def done(self, result: int) -> None:
+        self._closed.set()
+        for check in (self.mic_check, self.voice_check, self.model_check):
+            check.cancel()
+        super().done(result)
 
     # -- navigation --------------------------------------------------------------------------
 
@@ -228,7 +313,7 @@ class FirstRunGuide(QDialog):
         self.pages.setCurrentIndex(index)
         self.back_button.setEnabled(index > 0)
         last = index == self.pages.count() - 1
-        self.next_button.setText("Start talking" if last else "Next")
+        self.next_button.setText(self.tr("Start talking") if last else self.tr("Next"))
 
     def back(self) -> None:
         self._show_page(max(0, self.pages.currentIndex() - 1))
@@ -239,36 +324,61 @@ class FirstRunGuide(QDialog):
         else:
             self.finish()
 
-    def finish(self) -> None:
-        """Apply the choices, set first_run_done, save, close."""
-        chat = self.settings.chat
+    # -- the result --------------------------------------------------------------------------
+
+    def _apply_choice(self, settings: Settings) -> str | None:
+        """Put the chosen chat model into `settings`; a problem in words, or None."""
+        chat = settings.chat
         if self.use_hosted.isChecked():
             provider = str(self.provider.currentData())
             name = self.model_name.text().strip()
             base_url = self.base_url.text().strip() or None
             if not name:
-                self.model_error.setText("Enter the model's name (as the provider spells it).")
-                return
-            if provider == "openai-compatible" and not base_url:
-                self.model_error.setText("An OpenAI-compatible server needs its base URL.")
-                return
+                return self.tr("Enter the model's name (as the provider spells it).")
+            if provider in NEEDS_BASE_URL and not base_url:
+                return self.tr("An OpenAI-compatible server needs its base URL.")
+            if base_url and not base_url.startswith(("http://", "https://")):
+                return self.tr("The base URL starts with http:// or https://.")
             chat.model = f"{provider}/{name}"
-            chat.base_url = base_url
+            chat.base_url = base_url if provider in TAKES_BASE_URL else None
             key = self.api_key.text().strip()
             if key:
                 chat.api_key = SecretStr(key)
         else:
-            chat.model = "local/smollm2" if not chat.model.startswith("local/") else chat.model
+            if not chat.model.startswith(EMBEDDED + "/"):
+                chat.model = EMBEDDED_MODEL
             chat.base_url = None
+        return None
+
+    def _live_settings(self) -> Settings:
+        return self.settings
+
+    def _chosen_settings(self) -> Settings | None:
+        """The settings with the model chosen on the page (for its Test button)."""
+        trial = self.settings.model_copy(deep=True)
+        problem = self._apply_choice(trial)
+        self.model_error.setText(problem or "")
+        return None if problem else trial
+
+    def finish(self) -> None:
+        """Apply the choices, set first_run_done, save, close."""
+        trial = self.settings.model_copy(deep=True)
+        problem = self._apply_choice(trial)
+        if problem:
+            self.model_error.setText(problem)
+            return
+        self._apply_choice(self.settings)
         self.settings.agent.confirm_screenshots = self.ask_screenshots.isChecked()
         self.settings.ui.first_run_done = True
         if self._save is not None:
             try:
-                self._save(self.settings)
-            except OSError as exc:
-                self.model_error.setText(f"Could not save the settings: {exc}")
+                self._save(settings_to_save(self._original, self.settings))
+            except (OSError, ValueError) as exc:
+                self.model_error.setText(
+                    self.tr("Could not save the settings: {error}").format(error=exc)
+                )
                 return
         self.accept()
 
 
-__all__ = ["CheckResult", "FirstRunGuide", "check_system"]
+__all__ = ["CheckResult", "FirstRunGuide", "check_system", "screenshot_text"]

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QPoint, QRect, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
     QAction,
     QGuiApplication,
@@ -49,6 +49,28 @@ BUBBLE_STYLE = """
 #petBubble { background: rgba(255, 255, 255, 235); color: #2d2440; border: 1px solid #d9cff7;
              border-radius: 14px; padding: 8px 12px; font-size: 13px; }
 """
+
+
+NOTICE_SHOWN_MS = 8000
+
+
+def pet_limitation(platform_name: str | None = None) -> str | None:
+    """What the pet cannot do on this windowing system, in words (None: nothing).
+
+    Qt's native Wayland backend cannot keep a window above others or place it (the
+    compositor decides), so there the pet may sink under other windows and come back
+    elsewhere. `app.cli` prefers XWayland ("xcb;wayland") for that reason; this is
+    for a desktop without XWayland or a user who forced QT_QPA_PLATFORM=wayland.
+    """
+    name = QGuiApplication.platformName() if platform_name is None else platform_name
+    if name.startswith("wayland"):
+        return QCoreApplication.translate(
+            "PetWindow",
+            "On this Wayland desktop the pet cannot keep itself above other windows or "
+            "remember its place: the desktop decides. Install XWayland (or start with "
+            "QT_QPA_PLATFORM=xcb) for a pet that stays on top.",
+        )
+    return None
 
 
 class _EventBridge(QObject):
@@ -250,6 +272,14 @@ class PetWindow(QWidget):
         elif isinstance(event, TurnFinished) and event.turn_id == self._bubble_turn:
             self._bubble_timer.start(BUBBLE_LINGER_MS)
 
+    def show_notice(self, text: str) -> None:
+        """Say something about the app in the bubble for a while (the main window may be
+        hidden while the pet shows)."""
+        self.bubble.setText(text)
+        self.bubble.show()
+        self._bubble_turn = -1
+        self._bubble_timer.start(NOTICE_SHOWN_MS)
+
     # -- click-through and geometry ------------------------------------------------------
 
     def set_click_through(self, on: bool, *, save: bool = True) -> None:
@@ -352,4 +382,4 @@ class PetWindow(QWidget):
         self.deleteLater()
 
 
-__all__ = ["MenuActions", "PetWindow", "screen_key"]
+__all__ = ["MenuActions", "PetWindow", "pet_limitation", "screen_key"]

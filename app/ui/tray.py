@@ -6,7 +6,7 @@ none); `tray_available()` asks, and the shell degrades without it.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QRectF, Qt
+from PySide6.QtCore import QCoreApplication, QObject, QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
@@ -16,6 +16,12 @@ NO_TRAY_NOTICE = (
     "This desktop has no system tray: closing the window quits Companion. "
     "The desktop pet's right-click menu has the same actions."
 )
+
+
+def no_tray_notice() -> str:
+    """NO_TRAY_NOTICE in the user's language (GNOME shows a tray only with an extension
+    such as "AppIndicator and KStatusNotifierItem Support")."""
+    return QCoreApplication.translate("CompanionTray", NO_TRAY_NOTICE)
 
 
 def tray_available() -> bool:
@@ -56,6 +62,13 @@ class CompanionTray(QSystemTrayIcon):
         self.setContextMenu(self.menu)
         self.activated.connect(self._on_activated)
 
+    def dispose(self) -> None:
+        """Take the icon off the tray and delete it with its menu (a top-level widget
+        that would otherwise outlive it)."""
+        self.hide()
+        self.menu.deleteLater()
+        self.deleteLater()
+
     def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
         if reason in (
             QSystemTrayIcon.ActivationReason.Trigger,
@@ -64,4 +77,4 @@ class CompanionTray(QSystemTrayIcon):
             self.actions.open_main()
 
 
-__all__ = ["NO_TRAY_NOTICE", "CompanionTray", "app_icon", "tray_available"]
+__all__ = ["NO_TRAY_NOTICE", "CompanionTray", "app_icon", "no_tray_notice", "tray_available"]
