@@ -339,6 +339,7 @@ class VoiceSession:
                 on_capture=self._capture_taken,
                 confirm_capture=self._confirm_capture if agent.confirm_screenshots else None,
                 grabber=self._grabber,
+                timeout_s=agent.tool_timeout_s,
             )
         )
         for name, spec in self.settings.tools.items():
@@ -754,10 +755,10 @@ class VoiceSession:
             # Barge-in listens through the companion's voice only while a turn runs (or a
             # barge-in waits for words); otherwise its echo tail is ignored as before.
             barge_in = self.can_barge_in and (self.busy or self._barge is not None)
-            if barge_in:  # through a turn, so the filter keeps up with the room
-                chunk = self.echo.process(chunk)
-            else:  # only counted: the reference stays lined up with the microphone
-                self.echo.advance(chunk)
+            # Through a turn the canceller processes the mic, so its filter keeps up with
+            # the room; otherwise the mic is only counted, so the reference stays lined
+            # up with it (and costs nothing while nobody speaks).
+            chunk = self.echo.process(chunk) if barge_in else self.echo.advance(chunk)
             # Half-duplex: without echo cancellation the mic hears the companion speak.
             if not self._mic_open() or (over_voice and not barge_in):
                 self._decide_barge_in(resume=True)  # the user's words can no longer come
@@ -787,6 +788,12 @@ class VoiceSession:
                 if event is VadEventKind.SPEECH_STARTED and not self.busy:
                     self._status(Status.HEARING)
                 elif event is VadEventKind.SPEECH_ENDED and self._barge is not None:
+                    # What was said once the voice had stopped is taken from the raw
+                    # mic: the canceller's output garbles it (double-talk suppression).
+                    end = self.echo.output_samples - len(pending) // 2
+                    tail_s = self.settings.audio.echo_tail_ms / 1000
+                    if utterance is not None:
+                        utterance.pcm = self.echo.after_echo(utterance.pcm, end, tail_s)
                     if self._barge_words_pending:  # the first utterance is being transcribed
                         if utterance is not None:
                             more.append((utterance.pcm, time.perf_counter()))

@@ -156,7 +156,7 @@ async def test_a_screenshot_without_a_display_is_an_error_result(
 # ---------------------------------------------------------------- MCP
 
 MCP_SERVER = textwrap.dedent(
-    '''
+    """
     import json, sys
     PNG = sys.argv[1]
     TOOLS = [
@@ -194,7 +194,7 @@ MCP_SERVER = textwrap.dedent(
             else:
                 send({"jsonrpc": "2.0", "id": mid, "result": {"isError": True,
                       "content": [{"type": "text", "text": "it broke"}]}})
-    '''
+    """
 )
 
 
@@ -226,3 +226,17 @@ async def test_an_mcp_server_that_cannot_start_raises_in_words(tmp_path: Path) -
     with pytest.raises(Exception, match="could not start"):
         await server.start()
     await server.aclose()
+
+
+def test_the_configured_limit_applies_to_the_built_in_tools(tmp_path: Path) -> None:
+    from app.agent.tools import builtin_tools
+
+    tools = {
+        t.name: t for t in builtin_tools(captures_dir=tmp_path, allow_clipboard=True, timeout_s=3.5)
+    }
+    assert {n: t.timeout_s for n, t in tools.items() if n != "take_screenshot"} == {
+        "get_time": 3.5,
+        "read_clipboard": 3.5,
+    }
+    # The screenshot's own work is limited the same way (the user's answer is not counted).
+    assert tools["take_screenshot"].timeout_s == 3.5

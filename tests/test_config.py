@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import typing
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
-from app.config import ConfigError, config_path, load_settings, masked_dump
+from app.config import ConfigError, Settings, config_path, load_settings, masked_dump
+from app.ui.settings_dialog import HIDDEN
 
 SECRET = "sk-" + "test-VERYSECRETKEY0123456789"
 
@@ -67,3 +72,50 @@ def test_config_commands(tmp_path: Path) -> None:
     shown = subprocess.run([*run, "show"], capture_output=True, text=True, check=True)
     assert json.loads(shown.stdout)["chat"]["model"] == "local/smollm2"
     assert SECRET not in shown.stdout + shown.stderr
+
+
+
+
+def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
+    """The models a field holds: itself, or the values of its dicts and lists."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+    for arg in typing.get_args(annotation):
+        yield from _models_in(arg)
+
+
+def _leaf_fields(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted path, FieldInfo) of every field that is not a section, sections walked into;
+    a model inside a map or list (a tool, an MCP server) is walked as `name.*`."""
+    for name, field in model.model_fields.items():
+        path = f"{prefix}.{name}" if prefix else name
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            assert (field.annotation.__doc__ or "").strip(), f"section {path} has no docstring"
+            yield from _leaf_fields(field.annotation, path)
+            continue
+        yield path, field
+        for inner in _models_in(field.annotation):
+            yield from _leaf_fields(inner, f"{path}.*")
+
+
+def test_every_setting_explains_itself() -> None:
+    """The settings dialog shows each field's description as its help text."""
+    paths = dict(_leaf_fields(Settings))
+    assert {
+        "chat.model",
+        "vad.end_silence_ms",
+        "tools.*.command",
+        "tools.*.parameters.*.type",
+        "mcp.servers.*.timeout_s",
+        "avatar.vtube_studio.port",
+    } <= set(paths)
+    missing = sorted(
+        path
+        for path, field in paths.items()
+        if path not in HIDDEN
+        and not (field.description or "").strip()
+    )
+    assert missing == [], f"settings without a description: {missing}"
+    for path in set(paths) - HIDDEN:
+        text = str(paths[path].description)
+        assert "\n" not in text and text.endswith("."), (path, text)  # one sentence

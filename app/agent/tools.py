@@ -27,14 +27,16 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic import ValidationError as ArgumentsError
 
 from app.llm import ImageBlock, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
-from app.media import Capture, ScreenGrabber
+
+if TYPE_CHECKING:  # app.media (Pillow, mss) is imported when a screenshot tool is made
+    from app.media import Capture, ScreenGrabber
 
 log = logging.getLogger(__name__)
 
@@ -258,7 +260,7 @@ class ScreenshotArgs(BaseModel):
     )
 
 
-CaptureHook = Callable[[Capture], None]
+CaptureHook = Callable[["Capture"], None]
 ConfirmHook = Callable[[str], Awaitable[bool]]
 
 
@@ -276,7 +278,10 @@ def screenshot_tool(
     `confirm` (the user's permission) is asked before each capture; `on_capture` is
     told of each one so the user can see it. `grabber` keeps mss open between
     captures (one is made when not given; its owner closes it)."""
-    grabber = grabber or ScreenGrabber()
+    if grabber is None:
+        from app.media import ScreenGrabber
+
+        grabber = ScreenGrabber()
 
     async def take_screenshot(args: ScreenshotArgs, context: ToolContext) -> list[Any]:
         if args.monitor != "all" and isinstance(args.monitor, int) and args.monitor < 1:
@@ -369,9 +374,11 @@ def builtin_tools(
     on_capture: CaptureHook | None = None,
     confirm_capture: ConfirmHook | None = None,
     grabber: ScreenGrabber | None = None,
+    timeout_s: float | None = None,
 ) -> list[Tool]:
     """get_time, take_screenshot (when a captures folder is given) and read_clipboard
-    (only when allowed)."""
+    (only when allowed); `timeout_s` limits each one's own work (the time the user takes
+    to allow a screenshot is not counted)."""
     tools = [get_time_tool()]
     if captures_dir is not None:
         tools.append(
@@ -380,10 +387,15 @@ def builtin_tools(
                 on_capture=on_capture,
                 confirm=confirm_capture,
                 grabber=grabber,
+                **({"timeout_s": timeout_s} if timeout_s is not None else {}),
             )
         )
     if allow_clipboard:
         tools.append(clipboard_tool())
+    if timeout_s is not None:
+        for tool in tools:
+            if tool.name != "take_screenshot":
+                tool.timeout_s = timeout_s
     return tools
 
 

@@ -830,7 +830,7 @@ class SettingsDialog(QDialog):
     def _section_title(self, section: str) -> str:
         if section in SECTION_TITLES:
             return self.tr(SECTION_TITLES[section])
-        return humanize(section.rsplit(".", 1)[-1])
+        return _tr(humanize(section.rsplit(".", 1)[-1]))
 
     def _section_doc(self, section: str) -> str:
         model: type[BaseModel] = type(self._original)
@@ -842,17 +842,17 @@ class SettingsDialog(QDialog):
         doc = model.__doc__ or ""
         if section == "" or doc == BaseModel.__doc__:
             return ""
-        return " ".join(doc.split())
+        return _tr(" ".join(doc.split()))
 
     @staticmethod
     def _label(path: str, field: FieldInfo) -> str:
         if path in LABELS:
             return _tr(LABELS[path])
-        return field.title or humanize(path.rsplit(".", 1)[-1])
+        return _tr(field.title or humanize(path.rsplit(".", 1)[-1]))
 
     @staticmethod
     def _hint(path: str, field: FieldInfo) -> str:
-        parts = [field.description or ""]
+        parts = [_tr(field.description) if field.description else ""]
         variable = env_variable(path)
         if variable:
             parts.append(
