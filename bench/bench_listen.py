@@ -4,7 +4,9 @@
 
 1. CPU: process CPU time while `VoiceSession.listen` hears `--seconds` of real-time
    silence (digital zeros, then a quiet room at -60 dBFS), as a % of one core
-   (budget ≤ 2 %).
+   (budget ≤ 2 %), with the VAD's room-noise gate off and on; then `SileroVad` +
+   `Endpointer` alone (CPU s per audio s) on silence, the room, and someone talking
+   in it (espeak-ng), with the model calls the gate saved.
 2. Barge-in decision → playback silent: `sink.stop()` while a sentence plays, to the
    last chunk leaving `MemorySink(realtime=True)`, and to `play()` returning on a
    `SoundDeviceSink` on a PulseAudio null sink (budget ≤ 50 ms).
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +46,7 @@ from app.audio.echo import (  # noqa: E402
     run_room,
 )
 from app.audio.playback import MemorySink, SoundDeviceSink  # noqa: E402
-from app.audio.vad import BargeInDetector, SileroVad  # noqa: E402
+from app.audio.vad import BargeInDetector, Endpointer, GateConfig, SileroVad  # noqa: E402
 from app.audio.wav import read_wav_16k  # noqa: E402
 from app.config import Settings, TTSSettings  # noqa: E402
 from app.tts import SynthesizedAudio, create_tts_engine  # noqa: E402
@@ -76,23 +79,58 @@ def pct(values: list[float], p: float) -> float:
 
 
 # ----- 1. CPU of always-on listening -------------------------------------------------
-async def listen_cpu(seconds: float, noise_dbfs: float | None) -> float:
+def room_chunks(seconds: float, noise_dbfs: float | None, seed: int = 0) -> list[bytes]:
+    """512-sample chunks of digital silence (None) or steady noise at `noise_dbfs`."""
+    n = int(seconds * 16_000 / 512)
+    if noise_dbfs is None:
+        return [b"\0" * 1024] * n
+    rng = np.random.default_rng(seed)
+    sigma = 32768 * 10 ** (noise_dbfs / 20)
+    samples = np.clip(rng.normal(0, sigma, n * 512), -32768, 32767).astype("<i2").tobytes()
+    return [samples[i * 1024 : (i + 1) * 1024] for i in range(n)]
+
+
+def talk_chunks(seconds: float, noise_dbfs: float = -60.0) -> list[bytes]:
+    """Someone talking in the quiet room: espeak phrases at about -26 dBFS, 0.4-1 s apart."""
+    rng = np.random.default_rng(1)
+    lines = [espeak(voice, text) for voice, text in USER_LINES]
+    out = rng.normal(0, 32768 * 10 ** (noise_dbfs / 20), int(seconds * 16_000))
+    at = 0
+    while at < out.size:
+        line = lines[int(rng.integers(len(lines)))]
+        n = min(line.size, out.size - at)
+        out[at : at + n] += line[:n] * 0.7
+        at += n + int(rng.uniform(0.4, 1.0) * 16_000)
+    pcm = np.clip(np.rint(out), -32768, 32767).astype("<i2").tobytes()
+    return [pcm[i : i + 1024] for i in range(0, len(pcm) - 1023, 1024)]
+
+
+def vad_path_cpu(chunks: list[bytes], gate: bool) -> tuple[float, int]:
+    """% of one core (CPU s per audio s) of `SileroVad` + `Endpointer` alone, and the
+    model calls, as fast as it goes (no pacing, no session)."""
+    vad, endpointer = SileroVad(gate=GateConfig(enabled=gate)), Endpointer()
+    for chunk in chunks[:20]:  # the model's first runs are not the steady state
+        vad.probability(chunk)
+    vad.reset()
+    calls0, cpu0 = vad.model_calls, time.process_time()
+    for chunk in chunks:
+        endpointer.push(chunk, vad.probability(chunk))
+    cpu = time.process_time() - cpu0
+    return 100 * cpu / (len(chunks) * 512 / 16_000), vad.model_calls - calls0
+
+
+async def listen_cpu(seconds: float, noise_dbfs: float | None, gate: bool = True) -> float:
+    from app import session as session_module
     from app.session import VoiceSession
 
+    if not gate:  # the session makes its own SileroVad: one without the gate
+        gateless = partial(SileroVad, gate=GateConfig(enabled=False))
+        session_module.SileroVad = gateless  # type: ignore[assignment,misc]
     settings = Settings()
     settings.chat.model = "openai-compatible/none"
     settings.chat.base_url = "http://127.0.0.1:9/v1"
     session = VoiceSession(settings, sink=MemorySink(), storage=InMemoryStorage())
-    rng = np.random.default_rng(0)
-    n = int(seconds * 16_000 / 512)
-    if noise_dbfs is None:
-        chunks = [b"\0" * 1024] * n
-    else:
-        sigma = 32768 * 10 ** (noise_dbfs / 20)
-        chunks = [
-            np.clip(rng.normal(0, sigma, 512), -32768, 32767).astype("<i2").tobytes()
-            for _ in range(n)
-        ]
+    chunks = room_chunks(seconds, noise_dbfs)
     # Load Silero first: the figure is the steady state, not the model load.
     warm = ChunkListSource(chunks[:10])
     await session.listen(warm)
@@ -100,6 +138,7 @@ async def listen_cpu(seconds: float, noise_dbfs: float | None) -> float:
     await session.listen(ChunkListSource(chunks, realtime=True))
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     await session.aclose()
+    session_module.SileroVad = SileroVad  # type: ignore[misc]
     return 100 * cpu / wall
 
 
@@ -220,13 +259,31 @@ async def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--sentences", type=int, default=len(SENTENCES))
     parser.add_argument("--no-pulse", action="store_true")
+    parser.add_argument("--cpu-only", action="store_true", help="only the CPU figures")
     args = parser.parse_args()
 
     print("== always-on listening CPU (budget <= 2 % of one core) ==")
+    print(f"  VoiceSession.listen, {args.seconds:g} s fed in real time (% of one core):")
+    print("                         gate off   gate on")
     for label, noise in (("digital silence", None), ("quiet room -60 dBFS", -60.0)):
-        share = await listen_cpu(args.seconds, noise)
-        print(f"  {label:22s} {share:5.2f} % of one core over {args.seconds:g} s")
+        off = await listen_cpu(args.seconds, noise, gate=False)
+        on = await listen_cpu(args.seconds, noise, gate=True)
+        print(f"  {label:22s} {off:6.2f} %  {on:6.2f} %")
+    print("  SileroVad + Endpointer alone, 60 s of audio (% of one core; model calls):")
+    talk = talk_chunks(60.0)
+    for label, chunks in (
+        ("digital silence", room_chunks(60.0, None)),
+        ("quiet room -60 dBFS", room_chunks(60.0, -60.0)),
+        ("talking in that room", talk),
+    ):
+        (off, off_calls), (on, on_calls) = vad_path_cpu(chunks, False), vad_path_cpu(chunks, True)
+        print(
+            f"  {label:22s} {off:6.2f} %  {on:6.2f} %   "
+            f"({off_calls} -> {on_calls} of {len(chunks)} frames)"
+        )
 
+    if args.cpu_only:
+        return
     replies = await synth(SENTENCES[: args.sentences])
     print("\n== barge-in decision -> playback silent (budget <= 50 ms) ==")
     mem = await stop_to_silence_memory(replies[1], 20)

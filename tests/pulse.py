@@ -40,7 +40,10 @@ class PulseUnavailable(RuntimeError):
 class PulseServer:
     """`start()` a daemon, point clients at it with `client_env`, `stop()` it by pid."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, sink_rate: int | None = None, sink_channels: int | None = None) -> None:
+        # The null sink's format (PulseAudio's default, 44.1 kHz stereo, when None): a
+        # device with its own native rate and channel count.
+        self.sink_rate, self.sink_channels = sink_rate, sink_channels
         # A short path: a unix socket path must fit in 108 bytes.
         self.root = Path(tempfile.mkdtemp(prefix="companion-pulse-"))
         self.runtime = self.root / "runtime"
@@ -127,7 +130,7 @@ class PulseServer:
             "--disallow-exit",
             "--log-target=stderr",
             "--log-level=notice",
-            f"--load=module-null-sink sink_name={SINK}",
+            f"--load=module-null-sink {' '.join(self._sink_args())}",
             f"--load=module-native-protocol-unix socket={self.socket} auth-anonymous=1",
         ]
         log = self.log_path.open("wb")
@@ -162,6 +165,41 @@ class PulseServer:
         if keepalive:
             self._start_keepalive()
         return self
+
+    def _sink_args(self) -> list[str]:
+        args = [f"sink_name={SINK}"]
+        if self.sink_rate is not None:
+            args.append(f"rate={self.sink_rate}")
+        if self.sink_channels is not None:
+            args.append(f"channels={self.sink_channels}")
+        return args
+
+    # ----- the device comes and goes ----------------------------------------
+    def unload_sink(self) -> None:
+        """The device is unplugged: the null sink (and its monitor) leave the server,
+        and the streams on them are killed (no module moves them elsewhere)."""
+        for line in self.pactl("list", "short", "modules").splitlines():
+            fields = line.split("\t")
+            if len(fields) >= 3 and fields[1] == "module-null-sink" and f"sink_name={SINK}" in line:
+                self.pactl("unload-module", fields[0])
+        if self._keepalive is not None:
+            self._keepalive.kill()
+            self._keepalive.wait(timeout=5)
+            self._keepalive = None
+
+    def load_sink(self, *, keepalive: bool = True) -> None:
+        """The device is plugged back in."""
+        self.pactl("load-module", "module-null-sink", *self._sink_args())
+        if keepalive:
+            self._start_keepalive()
+
+    def restart(self, timeout: float = 10.0) -> PulseServer:
+        """Start again after `kill()`, on the same socket: the sound system is back."""
+        if self.running:
+            raise RuntimeError("restart() needs a stopped server (kill() it first)")
+        with contextlib.suppress(FileNotFoundError):
+            self.socket.unlink()  # a killed daemon leaves its socket behind
+        return self.start(timeout)
 
     def _start_keepalive(self) -> None:
         self._keepalive = subprocess.Popen(

@@ -37,16 +37,17 @@ import sys
 import threading
 import time
 import wave
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
 
-from app.audio.capture import MicrophoneSource
+from app.audio.capture import MicrophoneSource, open_sounddevice_streams, refresh_device_list
 from app.audio.playback import Heard, SoundDeviceSink
 from app.audio.vad import FRAME_BYTES, Endpointer, SileroVad, VadEventKind
-from app.audio.wav import read_wav_16k
+from app.audio.wav import PolyphaseResampler, read_wav_16k
 from app.speech import SpeechConfig, create_speech_client
 from app.tts.engine import SynthesizedAudio
 from tests.conftest import speak_to_wav
@@ -55,6 +56,7 @@ from tests.pulse import MONITOR, SINK, PulseServer, PulseUnavailable
 ROOT = Path(__file__).resolve().parent.parent
 RATE = 16_000
 SOUND = 8  # |sample| above this is sound: the monitor is digital silence otherwise
+DEVICE_RATE = 48_000  # the null sink's rate (it is stereo)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -83,7 +85,8 @@ def _start(server: PulseServer) -> PulseServer:
 
 @pytest.fixture(scope="module")
 def pulse() -> Iterator[PulseServer]:
-    server = _start(PulseServer())
+    # A 48 kHz stereo device, as most sound cards and USB microphones are.
+    server = _start(PulseServer(sink_rate=DEVICE_RATE, sink_channels=2))
     pid = server.pid
     assert pid is not None
     env = pytest.MonkeyPatch()
@@ -357,15 +360,30 @@ async def test_stop_silences_playback_at_once(
 # ----- the microphone -------------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def question_48k_stereo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The question as a 48 kHz stereo WAV, the device's own format."""
+    folder = tmp_path_factory.mktemp("question48")
+    return speak_to_wav(
+        "What is the weather like today?", folder / "q48.wav", rate=DEVICE_RATE, channels=2
+    )
+
+
+@pytest.mark.parametrize(
+    "samplerate", [None, DEVICE_RATE], ids=["device-default-rate", "sink-native-48k"]
+)
 async def test_microphone_hears_speech_played_into_the_sink(
-    pulse: PulseServer, question_wav: Path
+    pulse: PulseServer, question_wav: Path, question_48k_stereo: Path, samplerate: int | None
 ) -> None:
+    """The microphone opens at the device's rate with its two channels (PortAudio's
+    ALSA `pulse` device says 44.1 kHz; the sink itself runs at 48 kHz) and delivers
+    16 kHz mono chunks that the VAD, the endpointer and whisper understand."""
     assert MicrophoneSource.check_available("pulse") == "pulse"
     speech = create_speech_client(SpeechConfig(enabled=True))
     assert speech is not None
     loading = asyncio.create_task(speech.load())
     vad, endpointer = SileroVad(), Endpointer()
-    mic = MicrophoneSource("pulse")
+    mic = MicrophoneSource("pulse", samplerate=samplerate)
     sizes: set[int] = set()
     utterances: list[bytes] = []
     received = 0
@@ -380,7 +398,7 @@ async def test_microphone_hears_speech_played_into_the_sink(
         async for chunk in mic.chunks():
             if player is None:  # the microphone is live: now say something
                 player = await asyncio.create_subprocess_exec(
-                    "paplay", f"--device={SINK}", str(question_wav), env=pulse.env()
+                    "paplay", f"--device={SINK}", str(question_48k_stereo), env=pulse.env()
                 )
                 first[0] = time.perf_counter()
             sizes.add(len(chunk))
@@ -404,8 +422,17 @@ async def test_microphone_hears_speech_played_into_the_sink(
             await player.wait()
     await loading
 
+    import sounddevice as sd
+
+    default = round(sd.query_devices("pulse", kind="input")["default_samplerate"])
+    assert default != RATE  # (ALSA's `pulse` device says 44.1 kHz): it is resampled
+    assert (mic.samplerate, mic.channels) == (samplerate or default, 2)
     assert sizes == {1024}, "chunks are 512 samples of 16-bit PCM"
-    print(f"\nmicrophone: {received / elapsed:.0f} samples/s, {mic.overruns} overruns")
+    print(
+        f"\nmicrophone at {mic.samplerate} Hz x {mic.channels}: "
+        f"{received / elapsed:.0f} samples/s, {mic.overruns} overruns, {mic.errors} errors"
+    )
+    assert mic.errors == 0
     assert 0.9 < received / elapsed / RATE < 1.1  # 16 kHz, as the chunks arrive
     assert mic.overruns == 0
     assert len(utterances) == 1
@@ -420,6 +447,83 @@ async def test_microphone_hears_speech_played_into_the_sink(
 
 async def _one(pcm: bytes) -> AsyncIterator[bytes]:
     yield pcm
+
+
+async def test_a_consumer_that_falls_behind_costs_chunks_not_the_stream(
+    pulse: PulseServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The callback never waits: with nobody reading for a second, a 4-chunk queue
+    overflows; the overruns are counted and logged, and the stream goes on."""
+    mic = MicrophoneSource("pulse", queue_size=4)
+    chunks = cast(AsyncGenerator[bytes, None], mic.chunks())
+    try:
+        await anext(chunks)
+        await asyncio.sleep(1.0)  # ~31 chunks arrive; 4 fit
+        stalled = mic.overruns
+        after = [await anext(chunks) for _ in range(20)]
+    finally:
+        await mic.aclose()
+        await chunks.aclose()
+    print(f"\n{stalled} overruns in 1 s without a reader")
+    assert stalled >= 15
+    assert all(len(c) == 1024 for c in after)
+    assert "microphone queue overrun" in caplog.text
+
+
+@pytest.mark.parametrize("rate", [48_000, 44_100, 22_050, 8_000])
+def test_the_resampler_keeps_speech_and_removes_what_would_alias(rate: int) -> None:
+    """1 kHz and 6 kHz pass at full level; a tone above 8 kHz (which would fold back
+    into the speech band) is gone; any chunking gives the same samples."""
+    t = np.arange(rate) / rate
+
+    def level(freq: float) -> float:
+        out = PolyphaseResampler(rate).push(np.sin(2 * np.pi * freq * t))[400:-400]
+        return float(np.sqrt(2 * np.mean(out**2)))
+
+    assert level(1000) == pytest.approx(1.0, abs=0.01)
+    assert level(min(6000, 0.4 * rate)) == pytest.approx(1.0, abs=0.05)
+    if rate > RATE:
+        assert level(12_000) < 1e-3  # would fold back to 4 kHz
+    signal = np.random.default_rng(0).normal(0, 0.1, rate).astype(np.float32)
+    whole = PolyphaseResampler(rate).push(signal)
+    assert whole.size == RATE
+    chunked, rs, i = [], PolyphaseResampler(rate), 0
+    for size in np.random.default_rng(1).integers(1, 2000, 10_000):
+        chunked.append(rs.push(signal[i : i + size]))
+        i += int(size)
+        if i >= signal.size:
+            break
+    np.testing.assert_allclose(np.concatenate(chunked), whole, atol=1e-5)
+
+
+async def test_the_device_list_is_refreshed_only_while_no_stream_is_open(
+    pulse: PulseServer, sentence: tuple[SynthesizedAudio, np.ndarray]
+) -> None:
+    """Re-initialising PortAudio closes every stream: never while the microphone's or
+    the speaker's stream is open. Both are found; the microphone keeps streaming."""
+    steps: list[tuple[str, int, bool]] = []
+    steps.append(("nothing open", open_sounddevice_streams(), refresh_device_list()))
+    mic = MicrophoneSource("pulse")
+    chunks = cast(AsyncGenerator[bytes, None], mic.chunks())
+    await anext(chunks)
+    steps.append(("microphone open", open_sounddevice_streams(), refresh_device_list()))
+    for _ in range(10):  # still streaming: its stream was not closed under it
+        await anext(chunks)
+    sink = SoundDeviceSink("pulse")
+    short = SynthesizedAudio(sentence[0].pcm[:22_050], sentence[0].sample_rate)
+    await sink.play(short)  # the sink keeps its stream open between sentences
+    await mic.aclose()
+    await chunks.aclose()
+    steps.append(("speaker open", open_sounddevice_streams(), refresh_device_list()))
+    await sink.aclose()
+    steps.append(("all closed", open_sounddevice_streams(), refresh_device_list()))
+    print("\n" + "\n".join(f"{what}: {n} open, refreshed {done}" for what, n, done in steps))
+    assert steps == [
+        ("nothing open", 0, True),
+        ("microphone open", 1, False),
+        ("speaker open", 1, False),
+        ("all closed", 0, True),
+    ]
 
 
 # ----- no device, and a device that goes away -------------------------------------------
@@ -554,6 +658,126 @@ def _expect(lines: queue.Queue[str], timeout: float, what: str, log: list[str]) 
         if what in line:
             return line
     pytest.fail(f"no {what!r} from the child within {timeout:.0f} s:\n{''.join(log)}", False)
+
+
+REPLUG_SCRIPT = """
+import asyncio, json, sys
+from app.audio.capture import MicrophoneSource, MicrophoneUnavailable
+from app.audio.vad import FRAME_BYTES, Endpointer, SileroVad, VadEventKind
+
+
+def say(**what):
+    print(json.dumps(what), flush=True)
+
+
+async def command():
+    return (await asyncio.to_thread(sys.stdin.readline)).strip()
+
+
+async def main():
+    mic = MicrophoneSource("pulse")
+    n = 0
+    try:
+        async for _ in mic.chunks():
+            n += 1
+            if n == 15:
+                say(state="streaming", rate=mic.samplerate, channels=mic.channels)
+        say(state="ended", error=None)
+    except MicrophoneUnavailable as exc:
+        say(state="ended", error=str(exc))
+    await mic.aclose()
+    while (line := await command()) == "check":
+        try:
+            say(state="check", found=MicrophoneSource.check_available("pulse"))
+        except MicrophoneUnavailable as exc:
+            say(state="check", found=None, error=str(exc))
+    assert line == "listen", line
+    vad, endpointer, pending = SileroVad(), Endpointer(), bytearray()
+    mic = MicrophoneSource("pulse")
+    first = True
+    async for chunk in mic.chunks():
+        if first:
+            say(state="listening", rate=mic.samplerate)
+            first = False
+        pending += chunk
+        while len(pending) >= FRAME_BYTES:
+            frame = bytes(pending[:FRAME_BYTES])
+            del pending[:FRAME_BYTES]
+            event, utterance = endpointer.push(frame, vad.probability(frame))
+            if event is VadEventKind.SPEECH_ENDED and utterance is not None:
+                with open(sys.argv[1], "wb") as out:
+                    out.write(utterance.pcm)
+                say(state="heard", seconds=len(utterance.pcm) / 32000)
+                await mic.aclose()
+                return
+
+
+asyncio.run(main())
+"""
+
+
+def test_an_unplugged_microphone_is_found_again_when_it_returns(
+    question_wav: Path, tmp_path: Path
+) -> None:
+    """Unplugged mid-capture (the null sink leaves), the sound system gone with it,
+    then back: `check_available` says so each time, though PortAudio lists devices
+    only when initialised, and a new microphone hears speech. In a child process,
+    so that what this process's PortAudio has cached plays no part."""
+    server = _start(PulseServer(sink_rate=DEVICE_RATE, sink_channels=2))
+    heard = tmp_path / "heard.pcm"
+    child = subprocess.Popen(
+        [sys.executable, "-c", REPLUG_SCRIPT, str(heard)],
+        env=_child_env(**server.env(base={}, PULSE_SINK=SINK, PULSE_SOURCE=MONITOR)),
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert child.stdin is not None
+    log: list[str] = []
+    stdin = child.stdin
+
+    def expect(state: str, timeout: float = 15) -> dict[str, object]:
+        result: dict[str, object] = json.loads(_expect(lines, timeout, f'"{state}"', log))
+        return result
+
+    def check() -> dict[str, object]:
+        stdin.write("check\n")
+        stdin.flush()
+        return expect("check")
+
+    try:
+        lines = _lines(child.stdout)
+        streaming = expect("streaming")
+        server.unload_sink()  # unplugged mid-capture
+        ended = expect("ended", MicrophoneSource.STALL_TIMEOUT_S + 3)
+        server.kill()  # and the whole sound system with it: `pulse` leaves the list
+        gone = check()
+        server.restart()  # plugged back in
+        back = check()
+        stdin.write("listen\n")
+        stdin.flush()
+        listening = expect("listening")
+        subprocess.run(
+            ["paplay", f"--device={SINK}", str(question_wav)], env=server.env(), check=True
+        )
+        expect("heard")
+        assert child.wait(timeout=15) == 0, "".join(log)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        server.stop()
+    print("\n" + "".join(log))
+    assert "Traceback" not in "".join(log)
+    assert streaming["channels"] == 2
+    assert str(ended["error"]).startswith("The microphone stopped"), ended
+    assert gone["found"] is None and "No microphone was found" in str(gone["error"]), gone
+    assert back["found"] == "pulse", back
+    assert listening["rate"] == streaming["rate"]
+    spoken = np.frombuffer(read_wav_16k(question_wav), dtype="<i2")
+    assert similarity(np.frombuffer(heard.read_bytes(), dtype="<i2"), spoken) > 0.9
 
 
 @pytest.mark.parametrize("how", ["killed", "hung"])

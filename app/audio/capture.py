@@ -1,13 +1,15 @@
 """Where the user's voice comes from: the microphone, a WAV file, a list of chunks.
 
-Every source yields 16 kHz s16le mono PCM chunks. The microphone callback never
-blocks: it drops into a bounded queue and counts overruns.
+Every source yields 16 kHz s16le mono PCM chunks. The microphone is opened at its
+own rate and channel count and converted in the stream's callback, which never
+blocks: it drops 512-sample chunks into a bounded queue and counts overruns.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -16,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from app.audio.wav import SAMPLE_RATE, read_wav_16k
+from app.audio.wav import SAMPLE_RATE, PolyphaseResampler, read_wav_16k
 
 log = logging.getLogger(__name__)
 
@@ -86,13 +88,97 @@ def describe_missing_device(what: str, kind: str, device: str | int | None, exc:
     return f"The {what} {device!r} was not found (found {listed}; {exc})."
 
 
+# ----- PortAudio's device list -------------------------------------------------------
+#
+# PortAudio lists the devices once, when it is initialised: a microphone plugged in
+# later is not in the list, and one unplugged still is. The only refresh is to
+# terminate and re-initialise it, and `Pa_Terminate` closes every open stream under
+# its owner's feet (its next call on that stream would crash). So the rule is: the
+# list is re-read only while no sounddevice stream of this process is open, and
+# never while one is being opened or closed.
+#
+# * Open streams are counted by asking the garbage collector for the live instances
+#   of sounddevice's stream classes whose PortAudio pointer is not NULL (sounddevice
+#   sets it to NULL in `close()`). That counts ours and anyone else's, such as the
+#   speaker's stream that playback keeps open between sentences, and it cannot drift
+#   the way a hand-kept counter can when an owner forgets to close.
+# * `portaudio_lock` is held while the count is taken and PortAudio re-initialised,
+#   and while this module creates a stream, so no stream of ours is half-made then.
+#   (Closing needs no lock: the pointer stays set until `Pa_CloseStream` returns.)
+#   Other code that creates streams should hold it too; code that does not can only
+#   collide by creating one during the ~50 ms of a refresh, and refreshes happen
+#   only in `MicrophoneSource.check_available` (at start, and while the microphone
+#   is missing).
+
+portaudio_lock = threading.RLock()
+REFRESH_LOCK_TIMEOUT_S = 1.0
+
+
+def _stream_classes(sd: Any) -> list[type]:
+    found: list[type] = []
+    pending: list[type] = [sd._StreamBase]
+    while pending:
+        cls = pending.pop()
+        found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def open_sounddevice_streams() -> int:
+    """How many sounddevice streams of this process PortAudio holds open."""
+    try:
+        import sounddevice as sd
+    except Exception:
+        return 0
+    live = 0
+    for obj in gc.get_referrers(*_stream_classes(sd)):
+        if isinstance(obj, sd._StreamBase):
+            ptr = getattr(obj, "_ptr", None)
+            if ptr is not None and ptr != sd._ffi.NULL:
+                live += 1
+    return live
+
+
+def refresh_device_list() -> bool:
+    """Re-read the devices (re-initialise PortAudio) if no stream is open.
+
+    True when the list was re-read; False when a stream is open (the cached list
+    stays) or sounddevice is missing.
+    """
+    try:
+        import sounddevice as sd
+    except Exception:
+        return False
+    # Bounded: a stream being opened on a hung sound server holds the lock.
+    if not portaudio_lock.acquire(timeout=REFRESH_LOCK_TIMEOUT_S):
+        log.debug("device list not refreshed: a sound stream is being opened")
+        return False
+    try:
+        if sd._initialized and open_sounddevice_streams():
+            log.debug("device list not refreshed: a sound stream is open")
+            return False
+        if sd._initialized:
+            sd._terminate()
+        sd._initialize()  # if this raises, the next refresh initialises it again
+    finally:
+        portaudio_lock.release()
+    return True
+
+
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
 
 
 class MicrophoneSource:
-    """The microphone through sounddevice at 16 kHz mono (PortAudio/PulseAudio convert rates).
+    """The microphone through sounddevice, delivered as 16 kHz mono s16le.
+
+    The stream is opened at the device's own default rate and up to two of its
+    channels (or `samplerate`/`channels` when given), as the device delivers best;
+    the callback mixes to mono, resamples to 16 kHz (`PolyphaseResampler`) and
+    queues 512-sample chunks without ever blocking: a full queue drops the chunk and
+    counts it in `overruns` (logged at the 1st, 10th, 100th and every 1000th), and
+    a failing conversion is counted in `errors`, never raised in PortAudio's thread.
 
     `chunks()` opens the device and yields 512-sample chunks. When the device goes
     away (unplugged, the sound server died) it raises `MicrophoneUnavailable`
@@ -106,8 +192,17 @@ class MicrophoneSource:
     STALL_TIMEOUT_S = 2.0  # a microphone delivers every 32 ms
     FIRST_CHUNK_TIMEOUT_S = 5.0  # some devices (Bluetooth) take a while to start
     CLOSE_TIMEOUT_S = 2.0
+    CHUNK_SAMPLES = 512
+    MAX_CHANNELS = 2
 
-    def __init__(self, device: str | int | None = None, *, queue_size: int = 200) -> None:
+    def __init__(
+        self,
+        device: str | int | None = None,
+        *,
+        queue_size: int = 200,
+        samplerate: int | None = None,
+        channels: int | None = None,
+    ) -> None:
         self._device = device
         self._queue_size = queue_size
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=queue_size)
@@ -115,14 +210,24 @@ class MicrophoneSource:
         self._closing = False
         self._lost: str | None = None
         self._pending_close: asyncio.Future[None] | None = None
+        self._want_rate = samplerate
+        self._want_channels = channels
         self.overruns = 0
+        self.errors = 0
+        self.samplerate: int | None = None  # the device's rate and channels, once open
+        self.channels: int | None = None
 
     @staticmethod
     def check_available(device: str | int | None = None) -> str:
-        """The input device's name, or `MicrophoneUnavailable` in words."""
+        """The input device's name, or `MicrophoneUnavailable` in words.
+
+        The device list is re-read first when no sound stream is open, so a
+        microphone plugged in (or out) since the app started is seen as it is.
+        """
         try:
             import sounddevice as sd
 
+            refresh_device_list()
             info = sd.query_devices(device, kind="input")
         except Exception as exc:
             reason = describe_missing_device("microphone", "input", device, exc)
@@ -134,6 +239,17 @@ class MicrophoneSource:
     def open(self) -> None:
         """Open and start the input stream; call on the event loop's thread."""
         self._open(asyncio.get_running_loop())
+
+    def _format(self, sd: Any) -> tuple[int, int]:
+        """The rate and channel count to open the device with."""
+        rate, channels = self._want_rate, self._want_channels
+        if rate is None or channels is None:
+            info = sd.query_devices(self._device, kind="input")
+            if rate is None:
+                rate = round(float(info["default_samplerate"])) or SAMPLE_RATE
+            if channels is None:
+                channels = max(1, min(self.MAX_CHANNELS, int(info["max_input_channels"])))
+        return rate, channels
 
     def _open(self, loop: asyncio.AbstractEventLoop) -> None:
         import sounddevice as sd
@@ -152,6 +268,12 @@ class MicrophoneSource:
                 if self.overruns in (1, 10, 100) or self.overruns % 1000 == 0:
                     log.warning("microphone queue overrun (%d so far)", self.overruns)
 
+        def failed(exc: BaseException) -> None:
+            if self.errors in (1, 10, 100) or self.errors % 1000 == 0:
+                log.warning(
+                    "microphone audio could not be converted (%d so far): %r", self.errors, exc
+                )
+
         def ended() -> None:
             if not self._closing and self._lost is None:
                 self._lost = "The microphone stopped: its device went away"
@@ -163,31 +285,60 @@ class MicrophoneSource:
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody listens
                 loop.call_soon_threadsafe(fn, *args)
 
+        try:
+            rate, channels = self._format(sd)
+        except Exception as exc:
+            raise MicrophoneUnavailable(f"The microphone cannot be opened ({exc})") from exc
+        resampler = PolyphaseResampler(rate, SAMPLE_RATE)
+        step = self.CHUNK_SAMPLES
+        carry = np.zeros(0, dtype=np.float32)
+
         def callback(indata: np.ndarray, frames: int, time_info: Any, status: Any) -> None:
-            if status:
-                log.debug("microphone status: %s", status)
-            to_loop(put, indata.tobytes())
+            nonlocal carry
+            try:
+                mono = indata[:, 0] if indata.shape[1] == 1 else indata.mean(axis=1)
+                out = resampler.push(mono)
+                if carry.size:
+                    out = np.concatenate([carry, out])
+                whole = out.size - out.size % step
+                if whole:
+                    pcm = np.clip(np.rint(out[:whole] * 32768.0), -32768, 32767).astype("<i2")
+                    for start in range(0, whole, step):
+                        to_loop(put, pcm[start : start + step].tobytes())
+                carry = out[whole:]
+            except Exception as exc:  # never into PortAudio's thread: that ends the stream
+                self.errors += 1
+                to_loop(failed, exc)
 
         def finished() -> None:
             to_loop(ended)
 
-        try:
-            stream = sd.InputStream(
-                samplerate=SAMPLE_RATE,
-                channels=1,
-                dtype="int16",
-                blocksize=512,
-                device=self._device,
-                callback=callback,
-                finished_callback=finished,
+        if not portaudio_lock.acquire(timeout=self.FIRST_CHUNK_TIMEOUT_S):
+            raise MicrophoneUnavailable(
+                "The microphone cannot be opened: the sound system does not answer"
             )
-        except Exception as exc:
-            raise MicrophoneUnavailable(f"The microphone cannot be opened ({exc})") from exc
+        try:
+            try:
+                stream = sd.InputStream(
+                    samplerate=rate,
+                    channels=channels,
+                    dtype="float32",
+                    blocksize=max(1, round(step * rate / SAMPLE_RATE)),
+                    device=self._device,
+                    callback=callback,
+                    finished_callback=finished,
+                )
+            except Exception as exc:
+                raise MicrophoneUnavailable(f"The microphone cannot be opened ({exc})") from exc
+        finally:
+            portaudio_lock.release()
         try:
             stream.start()
         except Exception as exc:
             stream.close(ignore_errors=True)
             raise MicrophoneUnavailable(f"The microphone cannot be started ({exc})") from exc
+        self.samplerate, self.channels = rate, channels
+        log.info("microphone %r open at %d Hz, %d channel(s)", self._device, rate, channels)
         self._stream = stream
 
     async def chunks(self) -> AsyncIterator[bytes]:
@@ -229,6 +380,8 @@ class MicrophoneSource:
 
         def close() -> None:
             try:
+                # Not under `portaudio_lock`: a hung sound server would hang it for all.
+                # Until it returns, the stream's pointer is set, so no refresh happens.
                 stream.close(ignore_errors=True)
             except Exception:
                 log.debug("closing the microphone failed", exc_info=True)

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from app.audio.capture import describe_missing_device
+from app.audio.capture import describe_missing_device, portaudio_lock
 from app.tts.engine import SynthesizedAudio
 
 log = logging.getLogger(__name__)
@@ -178,13 +178,15 @@ class SoundDeviceSink:
             return self._stream
         self._close_stream()
         try:
-            stream = sd.OutputStream(
-                samplerate=rate,
-                channels=1,
-                dtype="int16",
-                device=self._device,
-                latency=OUTPUT_LATENCY_S,
-            )
+            # Never while the device list is being refreshed (PortAudio re-initialised).
+            with portaudio_lock:
+                stream = sd.OutputStream(
+                    samplerate=rate,
+                    channels=1,
+                    dtype="int16",
+                    device=self._device,
+                    latency=OUTPUT_LATENCY_S,
+                )
             stream.start()
         except Exception as exc:
             raise PlaybackError(f"The sound output device cannot be opened ({exc})") from exc

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import enum
 import importlib.util
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,34 @@ _CONTEXT = 64
 # A frame quieter than this (RMS, dBFS) is not speech: the model is not run for it,
 # which keeps always-on listening on a silent line cheap.
 SILENCE_DBFS = -65.0
+
+
+@dataclass(slots=True)
+class GateConfig:
+    """When `SileroVad` may skip the model for a frame that is only room noise.
+
+    The gate tracks the room's noise floor: it follows a quieter frame at once and
+    rises by `rise_db_per_s` while frames are louder (so a fan that starts, or a
+    louder room, becomes the floor within seconds). A frame is skipped (probability
+    0.0) only when all of these hold: it is within `margin_db` of the floor, below
+    `ceiling_dbfs`, and the model's last `hangover_frames` answers were all below
+    `quiet_probability` (so speech, and the pauses inside it, always run the model).
+    When a skipped stretch ends, the model first hears the last `lead_in_frames`
+    skipped frames, then the frame that opened the gate: its recurrent state goes on
+    from where it settled on the room's noise (the gate closes only after
+    `hangover_frames` quiet answers), through the most recent noise, as if it had
+    listened throughout. Digital silence below `SILENCE_DBFS` is never scored, and is
+    not the room's floor. The floor is measured around the frame's mean: a DC offset
+    is not sound.
+    """
+
+    enabled: bool = True
+    margin_db: float = 6.0
+    ceiling_dbfs: float = -45.0
+    rise_db_per_s: float = 1.0
+    quiet_probability: float = 0.1
+    hangover_frames: int = 8
+    lead_in_frames: int = 3
 
 
 def silero_model_path() -> Path:
@@ -43,14 +72,36 @@ def silero_model_path() -> Path:
 
 
 class SileroVad:
-    """Streaming Silero VAD; `probability(frame)` for consecutive 512-sample frames."""
+    """Streaming Silero VAD; `probability(frame)` for consecutive 512-sample frames.
+
+    The model is not run for digital silence (below `silence_dbfs`), nor, with the
+    gate (`GateConfig`), for frames that are only the room's steady noise; both
+    score 0.0. `model_calls` counts the frames the model actually ran on.
+    """
 
     def __init__(
-        self, model_path: Path | None = None, *, silence_dbfs: float = SILENCE_DBFS
+        self,
+        model_path: Path | None = None,
+        *,
+        silence_dbfs: float = SILENCE_DBFS,
+        gate: GateConfig | None = None,
     ) -> None:
         import onnxruntime
 
         self._silence_ms = (10 ** (silence_dbfs / 20)) ** 2  # mean square, full scale = 1
+        self.gate = gate if gate is not None else GateConfig()
+        self._rise_db = self.gate.rise_db_per_s * FRAME_MS / 1000
+        self._floor_db: float | None = None
+        self._recent: collections.deque[float] = collections.deque(
+            maxlen=max(1, self.gate.hangover_frames)
+        )
+        # Skipped noise frames the model may hear as a lead-in, each with the context
+        # (the previous frame's last samples) it had.
+        self._skipped: collections.deque[tuple[np.ndarray, np.ndarray]] = collections.deque(
+            maxlen=max(1, self.gate.lead_in_frames)
+        )
+        self.model_calls = 0
+        self.frames_seen = 0
 
         opts = onnxruntime.SessionOptions()
         opts.inter_op_num_threads = 1
@@ -64,9 +115,17 @@ class SileroVad:
         self.reset()
 
     def reset(self) -> None:
+        """Forget the stream (the model's state); the room's noise floor is kept."""
         self._h = np.zeros((1, 1, 128), dtype=np.float32)
         self._c = np.zeros((1, 1, 128), dtype=np.float32)
         self._context = np.zeros(_CONTEXT, dtype=np.float32)
+        self._recent.clear()
+        self._skipped.clear()
+
+    @property
+    def noise_floor_dbfs(self) -> float | None:
+        """The tracked noise floor (frame RMS, dBFS), once a non-silent frame was heard."""
+        return self._floor_db
 
     def probability(self, frame: bytes | np.ndarray) -> float:
         if isinstance(frame, bytes | bytearray | memoryview):
@@ -75,14 +134,53 @@ class SileroVad:
             samples = frame.astype(np.float32, copy=False)
         if samples.size != FRAME_SAMPLES:
             raise ValueError(f"Silero VAD needs {FRAME_SAMPLES}-sample frames, got {samples.size}")
-        if float(np.dot(samples, samples)) < self._silence_ms * FRAME_SAMPLES:
+        self.frames_seen += 1
+        # The frame's power around its mean: a DC offset is not sound.
+        mean = float(samples.mean())
+        mean_square = max(0.0, float(np.dot(samples, samples)) / FRAME_SAMPLES - mean * mean)
+        if mean_square < self._silence_ms:
+            # Digital silence: never run, never a lead-in, and not the room's floor.
+            self._skipped.clear()
             self._context = samples[-_CONTEXT:]
             return 0.0
+        if self._room_noise(10 * math.log10(max(mean_square, 1e-12))):
+            self._skipped.append((samples.copy(), self._context))
+            self._context = samples[-_CONTEXT:]
+            return 0.0
+        # The gate opens: the model first hears the noise it skipped last, so its
+        # recurrent state continues from the room, not from before the skipped stretch.
+        for lead, context in self._skipped:
+            self._context = context
+            self._run(lead)
+        self._skipped.clear()
+        probability = self._run(samples)
+        self._recent.append(probability)
+        return probability
+
+    def _room_noise(self, level_db: float) -> bool:
+        """Track the floor; True when this frame is only room noise (skip the model)."""
+        gate = self.gate
+        floor = self._floor_db
+        if floor is None or level_db < floor:
+            self._floor_db = level_db
+        else:
+            self._floor_db = min(level_db, floor + self._rise_db)
+        if not gate.enabled or floor is None:
+            return False
+        return (
+            level_db < floor + gate.margin_db
+            and level_db < gate.ceiling_dbfs
+            and len(self._recent) == self._recent.maxlen
+            and max(self._recent) < gate.quiet_probability
+        )
+
+    def _run(self, samples: np.ndarray) -> float:
         batch = np.concatenate([self._context, samples])[None, :]
         out, self._h, self._c = self._session.run(
             None, {"input": batch, "h": self._h, "c": self._c}
         )
         self._context = samples[-_CONTEXT:]
+        self.model_calls += 1
         return float(np.asarray(out).reshape(-1)[0])
 
 

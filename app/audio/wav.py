@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 import wave
 from pathlib import Path
 
@@ -133,3 +134,90 @@ def write_wav(path: Path | str, pcm: bytes, sample_rate: int) -> None:
         wav.setframerate(sample_rate)
         wav.writeframes(pcm)
     tmp.replace(path)
+
+
+class PolyphaseResampler:
+    """Streaming rational-ratio resampler (float32 mono in, float32 mono out).
+
+    A Kaiser-windowed sinc low-pass at the lower of the two Nyquist rates, applied in
+    polyphase form: each output sample is one dot product of `taps_per_phase` input
+    samples, so 48 kHz → 16 kHz costs 97 multiply-adds an output sample and 44.1 kHz →
+    16 kHz 89. Chunks may have any size, with no seams between them; the output lags
+    the input by half the filter (about 1 ms). `push()` allocates only what it returns.
+    """
+
+    def __init__(
+        self,
+        from_rate: int,
+        to_rate: int = SAMPLE_RATE,
+        *,
+        zero_crossings: int = 16,
+        cutoff: float = 0.95,
+        beta: float = 8.0,
+    ) -> None:
+        if from_rate <= 0 or to_rate <= 0:
+            raise ValueError(f"sample rates must be positive, got {from_rate} → {to_rate}")
+        g = math.gcd(int(from_rate), int(to_rate))
+        self.from_rate, self.to_rate = int(from_rate), int(to_rate)
+        self.up, self.down = self.to_rate // g, self.from_rate // g
+        up, down = self.up, self.down
+        self._passthrough = up == down
+        # The prototype filter runs at `up * from_rate`; its cutoff is the lower Nyquist.
+        half = zero_crossings * max(up, down)
+        n = np.arange(-half, half + 1, dtype=np.float64)
+        fc = cutoff / (2 * max(up, down))  # cycles per upsampled sample
+        h = 2 * fc * np.sinc(2 * fc * n) * np.kaiser(n.size, beta)
+        h *= up / h.sum()  # unity gain at DC after zero-stuffing
+        taps = -(-h.size // up)
+        h = np.concatenate([h, np.zeros(taps * up - h.size)])
+        # bank[p, k] multiplies x[base - k] for an output whose phase is p.
+        self._bank = np.ascontiguousarray(h.reshape(taps, up).T, dtype=np.float32)
+        self._reversed = np.ascontiguousarray(self._bank[0, ::-1])  # for up == 1
+        self._offsets = np.arange(taps)[None, :]
+        self._by_output = np.zeros((0, taps), dtype=np.float32)
+        self.taps_per_phase = taps
+        self._history = np.zeros(taps - 1, dtype=np.float32)
+        self._next = 0  # index (from the stream's start) of the next output sample
+        self._consumed = 0  # input samples seen; `_history` holds the last taps - 1
+
+    def _phases(self, first: int, count: int) -> np.ndarray:
+        """The filter rows for `count` consecutive outputs from output `first` (mod up):
+        a view into the bank in output order, repeated as often as needed."""
+        if self._by_output.shape[0] < first + count:
+            order = (np.arange(self.up) * self.down) % self.up
+            reps = -(-(self.up + count) // self.up)
+            self._by_output = np.tile(self._bank[order], (reps, 1))
+        return self._by_output[first : first + count]
+
+    def push(self, samples: np.ndarray) -> np.ndarray:
+        x = np.asarray(samples, dtype=np.float32).reshape(-1)
+        if self._passthrough:
+            return x.copy()
+        up, down, taps = self.up, self.down, self.taps_per_phase
+        buf = np.concatenate([self._history, x])
+        # Input sample i (counted from the stream's start) is buf[i - start].
+        start = self._consumed - (taps - 1)
+        total = self._consumed + x.size
+        # Output n uses up-position n*down: base input index (n*down)//up ≤ total - 1.
+        end = (total * up - 1) // down + 1 if total > 0 else 0
+        count = max(0, end - self._next)
+        if count:
+            if up == 1:  # plain decimation: a strided view of the input, one filter
+                first = self._next * down - start - (taps - 1)
+                rows = np.lib.stride_tricks.as_strided(
+                    buf[first:],
+                    shape=(count, taps),
+                    strides=(down * buf.strides[0], buf.strides[0]),
+                    writeable=False,
+                )
+                out = rows @ self._reversed
+            else:
+                positions = (self._next + np.arange(count, dtype=np.int64)) * down
+                index = (positions // up - start)[:, None] - self._offsets
+                out = np.einsum("ij,ij->i", buf[index], self._phases(self._next % up, count))
+            self._next = end
+        else:
+            out = np.zeros(0, dtype=np.float32)
+        self._consumed = total
+        self._history = buf[buf.size - (taps - 1) :].copy() if taps > 1 else buf[:0]
+        return out.astype(np.float32, copy=False)
