@@ -632,3 +632,29 @@ def test_the_voice_test_on_a_real_device(qapp: QApplication, pulse: PulseServer)
     assert report is not None, dialog.voice_check.result.text()
     assert report.heard is Heard.FULL and report.total_s > 1.0
     assert loud_samples(heard.samples) > 0.5 * report.total_s * 16_000 * 0.5
+
+
+def test_sound_devices_are_picked_from_the_system_list(
+    qapp: QApplication, pulse: PulseServer
+) -> None:
+    from app.ui.settings_dialog import DeviceEditor
+
+    settings = Settings()
+    settings.audio.output_device = 7  # an index typed by hand earlier stays as it was
+    dialog = SettingsDialog(settings, save=None)
+    try:
+        mic = dialog.editors["audio.input_device"]
+        speaker = dialog.editors["audio.output_device"]
+        assert isinstance(mic, DeviceEditor) and isinstance(speaker, DeviceEditor)
+        listed = [mic.box.itemText(i) for i in range(mic.box.count())]
+        assert listed[0] == "System default" and "pulse" in listed  # the real device
+        assert mic.value() is None and not mic.changed()
+        assert speaker.value() == 7
+        mic.box.setCurrentIndex(listed.index("pulse"))
+        assert mic.value() == "pulse" and mic.changed()
+        mic.box.setEditText("2")
+        assert mic.value() == 2  # an index
+        mic.box.setEditText("USB headset (unplugged now)")
+        assert mic.value() == "USB headset (unplugged now)"
+    finally:
+        dialog.close()

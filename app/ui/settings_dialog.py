@@ -439,6 +439,39 @@ class TextEditor(FieldEditor):
         return text
 
 
+DEVICE_KINDS = {"audio.input_device": "input", "audio.output_device": "output"}
+
+
+class DeviceEditor(FieldEditor):
+    """A sound device: the system default, one of the devices the system lists now, or
+    a name or index typed by hand (a device that is unplugged at the moment)."""
+
+    def _build(self, value: Any) -> QWidget:
+        from app.audio.capture import _device_names
+
+        self.box = QComboBox()
+        self.box.setEditable(True)
+        self.box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.default_text = _tr("System default")
+        self.box.addItem(self.default_text)
+        names = _device_names(DEVICE_KINDS[self.path])
+        for name in names:
+            self.box.addItem(name)
+        if value is None or value == "":
+            self.box.setCurrentIndex(0)
+        else:
+            self.box.setEditText(str(value))
+        if not names:
+            self.box.setToolTip(_tr("No sound devices are listed right now."))
+        return self.box
+
+    def value(self) -> Any:
+        text = self.box.currentText().strip()
+        if not text or text == self.default_text:
+            return None
+        return int(text) if text.isdigit() else text
+
+
 class SecretEditor(FieldEditor):
     """A password field: empty keeps the saved key; "Forget" removes it."""
 
@@ -569,6 +602,8 @@ def make_editor(path: str, field: FieldInfo, kind: FieldKind, value: Any) -> Fie
         return NumberEditor(path, field, kind, value)
     if kind.kind == "secret":
         return SecretEditor(path, field, kind, value)
+    if path in DEVICE_KINDS:
+        return DeviceEditor(path, field, kind, value)
     if kind.kind == "text":
         return TextEditor(path, field, kind, value)
     return JsonEditor(path, field, kind, value)
