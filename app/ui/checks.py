@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from app.audio.capture import AudioSource, MicrophoneSource, MicrophoneUnavailable
@@ -373,7 +373,7 @@ class CheckPanel(QWidget):
     running (qasync) loop. `settings()` gives the settings to test, or None when they
     are not valid (the caller has shown why)."""
 
-    BUTTON: ClassVar[str] = "Test"
+    BUTTON: ClassVar[str] = str(QT_TRANSLATE_NOOP("Checks", "Test"))
     TIP: ClassVar[str] = ""
     NAME: ClassVar[str] = "check"
     METER: ClassVar[bool] = False
@@ -453,8 +453,8 @@ class CheckPanel(QWidget):
 class ModelCheck(CheckPanel):
     """One short request to the chat model."""
 
-    BUTTON = "Test the model"
-    TIP = "Sends one short message to the model."
+    BUTTON = str(QT_TRANSLATE_NOOP("Checks", "Test the model"))
+    TIP = str(QT_TRANSLATE_NOOP("Checks", "Sends one short message to the model."))
     NAME = "modelCheck"
 
     def starting_text(self) -> str:
@@ -471,8 +471,8 @@ class ModelCheck(CheckPanel):
 class MicCheck(CheckPanel):
     """A level meter and a 3-second record-and-play-back."""
 
-    BUTTON = "Test the microphone"
-    TIP = "Records 3 seconds, then plays them back to you."
+    BUTTON = str(QT_TRANSLATE_NOOP("Checks", "Test the microphone"))
+    TIP = str(QT_TRANSLATE_NOOP("Checks", "Records 3 seconds, then plays them back to you."))
     NAME = "micCheck"
     METER = True
 
@@ -526,8 +526,8 @@ class MicCheck(CheckPanel):
 class VoiceCheck(CheckPanel):
     """A sample sentence in the configured voice."""
 
-    BUTTON = "Speak a sample"
-    TIP = "Says a sentence with the voice chosen here."
+    BUTTON = str(QT_TRANSLATE_NOOP("Checks", "Speak a sample"))
+    TIP = str(QT_TRANSLATE_NOOP("Checks", "Says a sentence with the voice chosen here."))
     NAME = "voiceCheck"
 
     def __init__(self, settings: SettingsGetter, parent: QWidget | None = None) -> None:

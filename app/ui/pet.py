@@ -73,6 +73,10 @@ def pet_limitation(platform_name: str | None = None) -> str | None:
     return None
 
 
+def _tr(text: str) -> str:
+    return QCoreApplication.translate("MenuActions", text)
+
+
 class _EventBridge(QObject):
     received = Signal(object)
 
@@ -106,34 +110,36 @@ class MenuActions:
     def fill(self, menu: QMenu) -> None:
         """Add the shell's actions to `menu` (cleared first: states are read fresh)."""
         menu.clear()
-        menu.addAction("Open main window", self.open_main)
+        menu.addAction(_tr("Open main window"), self.open_main)
         if self.toggle_pet is not None:
-            menu.addAction("Show / hide desktop pet", self.toggle_pet)
+            menu.addAction(_tr("Show / hide desktop pet"), self.toggle_pet)
         if self.open_settings is not None:
-            menu.addAction("Settings…", self.open_settings)
-        mic = menu.addAction("Microphone on")
+            menu.addAction(_tr("Settings…"), self.open_settings)
+        mic = menu.addAction(_tr("Microphone on"))
         mic.setCheckable(True)
         mic.setChecked(self.mic_enabled and self.mic_available)
         mic.setEnabled(self.mic_available)
         mic.toggled.connect(self._set_mic)
-        menu.addAction("Stop speaking", self._stop)
+        menu.addAction(_tr("Stop speaking"), self._stop)
         if self.click_through is not None:
-            through = menu.addAction("Click-through pet")
+            through = menu.addAction(_tr("Click-through pet"))
             through.setCheckable(True)
             through.setChecked(self.is_click_through())
             through.toggled.connect(self.click_through)
-        faces = menu.addMenu("Try an expression")
+        faces = menu.addMenu(_tr("Try an expression"))
         for name in self.session.expressions:
             if name in self.avatar.expressions:
                 action = faces.addAction(name.capitalize())
                 action.triggered.connect(lambda _=False, n=name: self.avatar.set_expression(n))
         menu.addSeparator()
-        menu.addAction("Quit Companion", self.quit_app)
+        menu.addAction(_tr("Quit Companion"), self.quit_app)
 
     def action(self, menu: QMenu, text: str) -> QAction:
-        """The action named `text` in `menu` (tests and the tray find entries this way)."""
+        """The action named `text` in `menu`, by its English text or as shown (tests and
+        the tray find entries this way)."""
+        shown = _tr(text)
         for action in menu.actions():
-            if action.text() == text:
+            if action.text() in (text, shown):
                 return action
         raise KeyError(text)
 

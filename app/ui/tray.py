@@ -6,15 +6,17 @@ none); `tray_available()` asks, and the shell degrades without it.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QCoreApplication, QObject, QRectF, Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from app.ui.pet import MenuActions
 
-NO_TRAY_NOTICE = (
-    "This desktop has no system tray: closing the window quits Companion. "
-    "The desktop pet's right-click menu has the same actions."
+NO_TRAY_NOTICE = str(
+    QT_TRANSLATE_NOOP(
+        "CompanionTray",
+        "This desktop has no system tray: closing the window quits Companion. The desktop pet's right-click menu has the same actions.",  # noqa: E501 - one literal for lupdate
+    )
 )
 
 

@@ -1,0 +1,96 @@
+"""The UI in Chinese: every text the UI shows is in the Chinese translation, the compiled
+file matches its source, and the window really switches language."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before Qt is imported
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from PySide6.QtCore import QLocale
+from PySide6.QtWidgets import QApplication
+
+from app.ui.i18n import install_translators, resolve_language, translations_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+TS = translations_dir() / "companion_zh_CN.ts"
+QM = translations_dir() / "companion_zh_CN.qm"
+
+
+def script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("translations", ROOT / "scripts/translations.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def qapp() -> QApplication:
+    app = QApplication.instance() or QApplication([])
+    assert isinstance(app, QApplication)
+    return app
+
+
+def test_every_ui_text_has_a_chinese_translation(tmp_path: Path) -> None:
+    # Extract the texts of today's sources into a copy of the committed translation:
+    # a new tr() text without a translation shows up as unfinished.
+    tools = script()
+    ts = tmp_path / TS.name
+    shutil.copy(TS, ts)
+    generated = tmp_path / "generated_strings.py"
+    tools.generate_settings_strings(generated)
+    tools.update(ts, generated)
+    missing = tools.unfinished(ts)
+    assert missing == [], f"untranslated (run scripts/translations.py): {missing[:10]}"
+    assert len(tools.unfinished(TS)) == 0
+
+
+def test_the_compiled_translation_matches_its_source(tmp_path: Path) -> None:
+    tools = script()
+    fresh = tmp_path / QM.name
+    tools.compile_qm(TS, fresh)
+    assert fresh.read_bytes() == QM.read_bytes(), "run scripts/translations.py"
+
+
+def test_the_window_speaks_chinese_and_back(qapp: QApplication) -> None:
+    from app.ui.main_window import MainWindow
+    from tests.test_ui import ScriptedSession
+
+    try:
+        assert install_translators(qapp, "zh_CN") == "zh_CN"
+        window = MainWindow(ScriptedSession())
+        assert window.send_button.text() == "发送"
+        assert window.mode_box.itemText(1) != "Push to talk"
+        assert any("\u4e00" <= c <= "\u9fff" for c in window.text_input.placeholderText())
+        window.close()
+    finally:
+        assert install_translators(qapp, "en") == "en"
+    window = MainWindow(ScriptedSession())
+    assert window.send_button.text() == "Send"
+    window.close()
+
+
+def test_the_language_follows_the_system_when_automatic() -> None:
+    assert (
+        resolve_language("auto", QLocale(QLocale.Language.Chinese, QLocale.Country.China))
+        == "zh_CN"
+    )
+    assert resolve_language("auto", QLocale(QLocale.Language.German)) == "en"
+    assert resolve_language("zh_CN", QLocale(QLocale.Language.English)) == "zh_CN"
+    assert resolve_language("klingon", QLocale(QLocale.Language.English)) == "en"
+
+
+def test_a_damaged_translation_leaves_english(
+    qapp: QApplication, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / QM.name).write_bytes(b"\x00garbage")
+    monkeypatch.setattr(sys.modules["app.ui.i18n"], "translations_dir", lambda: tmp_path)
+    assert install_translators(qapp, "zh_CN") == "en"
