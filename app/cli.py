@@ -181,11 +181,25 @@ def run_window(settings: Any, *, quit_after: float | None = None) -> int:
     if sys.platform.startswith("linux") and os.environ.get("WAYLAND_DISPLAY"):
         # Qt's Wayland backend cannot keep a window on top or move it: prefer XWayland.
         os.environ.setdefault("QT_QPA_PLATFORM", "xcb;wayland")
-    from app.session import VoiceSession
     from app.ui import run_window as ui_run_window
 
+    def make_session() -> Any:
+        # Imported after the window shows (preloaded in a worker thread): app.session
+        # brings numpy, httpx, the agent and the audio stack.
+        try:
+            from app.session import VoiceSession
+
+            return VoiceSession(settings)
+        except (OSError, ImportError) as exc:
+            message = missing_library_message(exc)
+            if message is None:
+                raise
+            raise RuntimeError(message) from exc
+
     try:
-        return ui_run_window(lambda: VoiceSession(settings), quit_after_s=quit_after)
+        return ui_run_window(
+            make_session, settings=settings, preload=("app.session",), quit_after_s=quit_after
+        )
     except Exception as exc:  # pragma: no cover - last resort: say it in words
         message = missing_library_message(exc)
         if message is not None:

@@ -1,9 +1,10 @@
 """Render the main window, the desktop pet and the settings dialog to PNGs, offscreen.
 
-    python scripts/screenshots.py OUTDIR
+    python scripts/screenshots.py OUTDIR [--language zh_CN]
 
-A scripted session plays a short exchange so the pictures show a conversation.
-No display, microphone or model is needed.
+A scripted session plays a short exchange (with the model's thinking, a tool call and
+a screenshot) so the pictures show a conversation. No display, microphone or model
+is needed. Chinese text needs a CJK font (fonts-noto-cjk or fonts-wqy-microhei).
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from app.avatar.state import EXPRESSIONS
 from app.config import Settings
+from app.agent.storage import ConversationInfo
 from app.events import (
     AssistantSentence,
+    CaptureTaken,
     EventHub,
     ExpressionChanged,
     MicStateChanged,
     Status,
     StatusChanged,
+    ToolUsed,
     UserTranscript,
 )
 from app.ui import MainWindow, PetWindow
@@ -38,10 +42,35 @@ from app.ui.settings_dialog import SettingsDialog
 class ScriptedSession:
     """Plays a fixed exchange; does nothing when driven."""
 
-    def __init__(self) -> None:
+    def __init__(self, capture: Path | None = None) -> None:
         self.events = EventHub()
         self.expressions = EXPRESSIONS
         self.settings = Settings.model_construct()
+        self.mic_mode = "always_on"
+        self.capture = capture
+        self.conversation_id = "c3"
+
+    def conversations(self) -> list[ConversationInfo]:
+        return [
+            ConversationInfo("c1", "Birthday present ideas", 12),
+            ConversationInfo("c2", "Learning Japanese", 30),
+            ConversationInfo("c3", "Planning the afternoon", 6),
+        ]
+
+    def history_messages(self) -> list[object]:
+        return []
+
+    async def new_conversation(self) -> str:
+        return "c4"
+
+    async def switch_conversation(self, uid: str) -> None:
+        await asyncio.sleep(0)
+
+    def rename_conversation(self, uid: str, title: str) -> None:
+        pass
+
+    async def delete_conversation(self, uid: str) -> None:
+        await asyncio.sleep(0)
 
     async def start(self) -> None:
         await asyncio.sleep(0)
@@ -65,8 +94,13 @@ class ScriptedSession:
         emit(ExpressionChanged("joy"))
         for text in ("Of course!", "Let's start with what matters most today."):
             emit(AssistantSentence(text, text, ("joy",), 1))
-        emit(UserTranscript("Finishing my report, then a walk.", final=True, turn_id=2))
-        for text in ("Great plan.", "Report first, walk as a reward!"):
+        emit(UserTranscript("What's on my screen right now?", final=True, turn_id=2))
+        thought = "They want me to look. A screenshot of the screen under the mouse."
+        emit(AssistantSentence(thought, "", (), 2, is_thinking=True))
+        emit(ToolUsed("take_screenshot", 2))
+        if self.capture is not None:
+            emit(CaptureTaken(self.capture, 1, 1280, 800))
+        for text in ("Your report, half written.", "The chart on page two looks great!"):
             emit(AssistantSentence(text, text, (), 2))
         emit(StatusChanged(Status.SPEAKING))
 
@@ -79,20 +113,46 @@ def _save(widget: QWidget, path: Path) -> Path:
     return path
 
 
-def render(outdir: Path) -> list[Path]:
+def _desktop_picture(path: Path) -> Path:
+    """A stand-in screenshot: a document with a chart, drawn in code."""
+    from PySide6.QtCore import QRectF, Qt
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    image = QImage(1280, 800, QImage.Format.Format_RGB32)
+    image.fill(QColor("#e8eef7"))
+    p = QPainter(image)
+    p.fillRect(QRectF(200, 60, 880, 700), QColor("#ffffff"))
+    p.setPen(QColor("#c6d0de"))
+    for y in range(120, 400, 28):
+        p.drawLine(260, y, 1020, y)
+    for i, h in enumerate((120, 200, 90, 260, 180)):
+        p.fillRect(QRectF(300 + i * 140, 700 - h, 80, h), QColor("#7c5cff"))
+    p.setPen(Qt.GlobalColor.black)
+    p.end()
+    image.save(str(path))
+    return path
+
+
+def render(outdir: Path, language: str = "en") -> list[Path]:
     """Write main_window.png, pet.png and settings.png into `outdir`; returns the paths."""
+    from app.ui.i18n import install_translators
+
     outdir.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication(sys.argv[:1] or ["screenshots"])
     assert isinstance(app, QApplication)
-    session = ScriptedSession()
+    install_translators(app, language)
+    session = ScriptedSession(_desktop_picture(outdir / "desktop.png"))
     window = MainWindow(session)
     pet = PetWindow(session)
     dialog = SettingsDialog(Settings.model_construct(), save=None)
     try:
-        window.resize(900, 640)
+        window.resize(1100, 680)
         window.show()
         pet.show()
         session.play()
+        from app.ui.transcript import wait_for_image_decoding
+
+        wait_for_image_decoding(3000)
         dialog.show()
         written = [
             _save(window, outdir / "main_window.png"),
@@ -107,10 +167,13 @@ def render(outdir: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
-    for path in render(Path(argv[1])):
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    parser.add_argument("outdir", type=Path)
+    parser.add_argument("--language", default="en", choices=("en", "zh_CN"))
+    args = parser.parse_args(argv[1:])
+    for path in render(args.outdir, args.language):
         print(path)
     return 0
 

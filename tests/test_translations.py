@@ -94,3 +94,31 @@ def test_a_damaged_translation_leaves_english(
     (tmp_path / QM.name).write_bytes(b"\x00garbage")
     monkeypatch.setattr(sys.modules["app.ui.i18n"], "translations_dir", lambda: tmp_path)
     assert install_translators(qapp, "zh_CN") == "en"
+
+
+def test_the_app_starts_in_the_configured_language(
+    qapp: QApplication, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from app.config import Settings
+    from app.ui import run_window
+    from app.ui.main_window import MainWindow
+    from tests.test_ui import ScriptedSession
+
+    monkeypatch.setenv("COMPANION_CONFIG", str(tmp_path / "config.toml"))
+    settings = Settings()
+    settings.ui.language = "zh_CN"
+    settings.ui.first_run_done = True
+    shown: list[str] = []
+
+    def make() -> ScriptedSession:
+        # The window is already shown when the session is made: read its text now.
+        for widget in qapp.topLevelWidgets():
+            if isinstance(widget, MainWindow) and widget.isVisible():
+                shown.append(widget.send_button.text())
+        return ScriptedSession()
+
+    try:
+        assert run_window(make, quit_after_s=0.3, use_tray=False, settings=settings) == 0
+    finally:
+        install_translators(qapp, "en")
+    assert shown == ["发送"]

@@ -40,6 +40,7 @@ from app.events import (
     UserTranscript,
 )
 from app.ui import AvatarWidget, MainWindow, run_window
+from app.ui.app import release_loop_timers
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -119,6 +120,7 @@ def run_on_qt_loop(coro: Coroutine[Any, Any, None]) -> None:
         loop.run_until_complete(coro)
     finally:
         loop.close()
+        release_loop_timers(loop)  # else a later GC on another thread crashes Qt
 
 
 def window_of(session: ScriptedSession) -> MainWindow:
@@ -475,3 +477,224 @@ def test_screenshots_of_the_window_and_faces(qapp: QApplication) -> None:
         avatar.set_expression(name)
         avatar.step(0.4)
         assert avatar.grab().save(f"/tmp/companion_avatar_{name}.png")
+
+
+# -- the window before its session ----------------------------------------------------------
+
+
+def test_the_window_shows_saying_starting_before_the_session_is_made(qapp: QApplication) -> None:
+    seen: dict[str, object] = {}
+    session = ScriptedSession()
+
+    def make() -> ScriptedSession:
+        (pending,) = [
+            w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()
+        ]
+        seen["session"] = pending.session
+        seen["status"] = pending.status_text()
+        return session
+
+    assert run_window(make, quit_after_s=0.3, use_tray=False) == 0
+    assert seen["session"] is None
+    assert str(seen["status"]).startswith("Starting")
+    assert session.started and session.closed
+
+
+def test_a_message_typed_while_starting_waits_in_the_box_until_the_session_is_attached(
+    qapp: QApplication,
+) -> None:
+    window = MainWindow()
+    try:
+        assert window.status_text().startswith("Starting")
+        window.text_input.setText("are you there?")
+        assert not window.send_button.isEnabled()
+        assert "starting" in window.send_button.toolTip()
+        window.text_input.returnPressed.emit()  # Enter does not lose it either
+        assert window.text_input.text() == "are you there?"
+        assert not window.mic_button.isEnabled() and not window.mode_box.isEnabled()
+
+        session = ScriptedSession()
+        window.attach_session(session)
+        assert window.session is session
+        assert window.send_button.isEnabled() and window.mic_button.isEnabled()
+
+        async def send() -> None:
+            window.send_button.click()
+            await asyncio.sleep(0.05)
+
+        run_on_qt_loop(send())
+        assert session.sent == ["are you there?"]
+        session.events.emit(UserTranscript("now it listens", True, 1))
+        flush()
+        assert [e.text for e in window.transcript.entries] == ["now it listens"]
+        with pytest.raises(RuntimeError):
+            window.attach_session(ScriptedSession())
+    finally:
+        window.close()
+
+
+def test_a_session_that_cannot_be_made_is_reported_in_the_window(qapp: QApplication) -> None:
+    seen: dict[str, str] = {}
+
+    async def look_a_moment_later() -> None:
+        await asyncio.sleep(0.2)
+        (win,) = [
+            w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()
+        ]
+        seen["status"] = win.status_text()
+        win.close()
+
+    def make() -> ScriptedSession:
+        asyncio.get_running_loop().create_task(look_a_moment_later())
+        raise ValueError("unknown provider 'nope'")
+
+    assert run_window(make, quit_after_s=10, use_tray=False) == 0
+    assert seen["status"].startswith("Error")
+    assert "Could not start: unknown provider 'nope'" in seen["status"]
+
+
+def test_closing_while_the_session_modules_still_load_exits_without_making_it(
+    qapp: QApplication, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The import (in the worker thread) outlasts the window by far: quit comes at 0.2 s.
+    (tmp_path / "slow_to_import_for_test.py").write_text("import time\ntime.sleep(2.5)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    made: list[ScriptedSession] = []
+
+    def make() -> ScriptedSession:
+        made.append(ScriptedSession())
+        return made[-1]
+
+    code = run_window(make, quit_after_s=0.2, use_tray=False, preload=("slow_to_import_for_test",))
+    assert code == 0
+    assert made == []
+    monkeypatch.delitem(sys.modules, "slow_to_import_for_test", raising=False)
+
+
+def test_saving_the_shell_state_never_writes_values_from_the_environment(
+    qapp: QApplication, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.config import config_path, load_settings
+    from app.ui.pet import PetWindow
+
+    config = config_path()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[chat]\nmodel = "openai/gpt-4o-mini"\n\n[ui]\nfirst_run_done = true\n')
+    monkeypatch.setenv("COMPANION_CHAT__MODEL", "openai-compatible/from-the-environment")
+    monkeypatch.setenv("COMPANION_CHAT__TEMPERATURE", "0.25")
+    settings = load_settings()
+    assert settings.chat.model == "openai-compatible/from-the-environment"
+
+    class MovesThePet(ScriptedSession):
+        async def start(self) -> None:
+            await super().start()
+            (pet,) = [
+                w
+                for w in QApplication.topLevelWidgets()
+                if isinstance(w, PetWindow) and w.session is self
+            ]
+            pet.move(pet.x() - 40, pet.y() - 30)
+            pet.remember_geometry()  # what a drag ends with: the place is saved
+            window_of(self).close()
+
+    assert run_window(MovesThePet, settings=settings, use_tray=False, quit_after_s=10) == 0
+    text = config.read_text()
+    assert "pet_geometry" in text
+    assert 'model = "openai/gpt-4o-mini"' in text
+    assert "from-the-environment" not in text and "0.25" not in text
+
+
+def test_an_abandoned_async_generator_is_closed_on_the_loop(qapp: QApplication) -> None:
+    cleaned: list[str] = []
+
+    async def stream() -> Any:
+        try:
+            yield 1
+            yield 2
+        finally:
+            await asyncio.sleep(0)  # an HTTP stream's close awaits, too
+            cleaned.append("closed on the loop")
+
+    class AbandonsAStream(ScriptedSession):
+        async def start(self) -> None:
+            await super().start()
+            chunks = stream()
+            await chunks.__anext__()
+            del chunks  # dropped half-read, as a cancelled request does
+            await asyncio.sleep(0.05)
+            window_of(self).close()
+
+    assert run_window(AbandonsAStream, use_tray=False, quit_after_s=10) == 0
+    assert cleaned == ["closed on the loop"]
+
+
+def test_quitting_waits_for_pictures_being_decoded(
+    qapp: QApplication, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import app.ui.transcript as transcript
+
+    waits: list[int] = []
+    real = transcript.wait_for_image_decoding
+
+    def recording(timeout_ms: int = 2000) -> bool:
+        waits.append(timeout_ms)
+        return real(timeout_ms)
+
+    monkeypatch.setattr(transcript, "wait_for_image_decoding", recording)
+    assert run_window(ScriptedSession, use_tray=False, quit_after_s=0.2) == 0
+    assert waits == [2000]
+
+
+def test_starting_in_pet_mode_never_shows_the_main_window(qapp: QApplication) -> None:
+    from app.config import Settings
+    from app.ui.pet import PetWindow
+
+    settings = Settings()
+    settings.ui.start_in_pet_mode = True
+    settings.ui.first_run_done = True
+    seen: dict[str, bool] = {}
+
+    class Looks(ScriptedSession):
+        async def start(self) -> None:
+            await super().start()
+            seen["main shown"] = window_of(self).isVisible()
+            seen["pet shown"] = any(
+                isinstance(w, PetWindow) and w.session is self and w.isVisible()
+                for w in QApplication.topLevelWidgets()
+            )
+
+    def make() -> ScriptedSession:
+        seen["main shown while starting"] = any(
+            isinstance(w, MainWindow) and w.isVisible() for w in QApplication.topLevelWidgets()
+        )
+        return Looks()
+
+    assert run_window(make, settings=settings, use_tray=False, quit_after_s=0.3) == 0
+    assert seen == {"main shown while starting": False, "main shown": False, "pet shown": True}
+
+
+def test_a_finished_window_loop_can_be_collected_on_any_thread(qapp: QApplication) -> None:
+    """qasync keeps Qt timers of handles that never fired; freed by the garbage collector
+    on another thread they would be stopped from the wrong thread and crash Qt later."""
+    import gc
+
+    from PySide6.QtCore import qInstallMessageHandler
+
+    gc.collect()  # what earlier tests left is not this test's business
+    messages: list[str] = []
+    previous = qInstallMessageHandler(lambda kind, context, text: messages.append(text))
+    try:
+
+        class WaitsWithATimeout(ScriptedSession):
+            async def start(self) -> None:
+                await super().start()
+                # Leaves a timer that never fires: the wait ends long before its timeout.
+                await asyncio.wait_for(asyncio.sleep(0), 60)
+
+        assert run_window(WaitsWithATimeout, use_tray=False, quit_after_s=0.2) == 0
+        collector = threading.Thread(target=gc.collect)
+        collector.start()
+        collector.join()
+    finally:
+        qInstallMessageHandler(previous)
+    assert not [m for m in messages if "another thread" in m]

@@ -40,6 +40,7 @@ from app.audio.playback import Heard, MemorySink
 from app.audio.wav import read_wav_16k
 from app.config import CONFIG_ENV, Settings, load_settings, save_settings
 from app.ui import checks
+from app.ui.app import release_loop_timers
 from app.ui.settings_dialog import (
     HIDDEN,
     TABS,
@@ -247,6 +248,7 @@ def run_on_loop(coro: Coroutine[Any, Any, Any]) -> Any:
         loop.run_until_complete(loop.shutdown_asyncgens())
         sys.set_asyncgen_hooks(*hooks)
         loop.close()
+        release_loop_timers(loop)  # else a later GC on another thread crashes Qt
 
 
 def leaf_paths(settings: Settings) -> list[str]:

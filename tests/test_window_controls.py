@@ -27,6 +27,7 @@ from app.config import Settings
 from app.events import CaptureTaken, EventHub, LoadProgress, ToolUsed, TurnFinished
 from app.session import VoiceSession
 from app.ui import MainWindow
+from app.ui.app import release_loop_timers
 from tests.llm_servers import Reply, ScriptedChatServer
 
 
@@ -68,6 +69,7 @@ def run(qapp: QApplication, scenario: Callable[[], Awaitable[None]]) -> None:
         loop.run_until_complete(scenario())
     finally:
         loop.close()
+        release_loop_timers(loop)  # else a later GC on another thread crashes Qt
 
 
 async def settle(seconds: float = 0.05) -> None:
@@ -287,6 +289,54 @@ def test_progress_a_slow_model_a_tool_chip_and_a_screenshot_are_shown(
         await session.aclose()
 
     try:
+        run(qapp, scenario)
+    finally:
+        window.close()
+
+
+def test_a_window_shown_before_its_session_gets_the_conversations_history_and_mic_mode(
+    qapp: QApplication, server: ScriptedChatServer, tmp_path: Path
+) -> None:
+    server.push(Reply.text_stream(["Hello again."]))
+    session, window, hub = make(server, tmp_path)
+
+    async def first_run() -> None:
+        await turn(session, hub, window, "Remember me?")
+        await session.aclose()
+
+    run(qapp, first_run)
+    window.close()
+
+    # The app's order: the window shows first, then the session is made and attached.
+    window = MainWindow()
+    window.show()
+    assert window.conversations is None and window.status_text().startswith("Starting")
+    settings = Settings()
+    settings.chat.model = "openai-compatible/scripted"
+    settings.chat.base_url = server.base_url
+    settings.audio.mic_mode = "push_to_talk"
+    later = VoiceSession(
+        settings,
+        sink=MemorySink(),
+        storage=FileStorage(tmp_path / "history"),
+        events=EventHub(),
+        source=ChunkListSource([]),
+    )
+    window.attach_session(later)
+    try:
+        assert window.conversations is not None and window.conversations.isVisible()
+        assert window.conversations.titles() == ["Remember me?"]
+        assert [e.text for e in window.transcript.entries] == ["Remember me?", "Hello again."]
+        assert window.mode_box.currentData() == "push_to_talk"
+        assert window.talk_button.isVisible() and window.talk_button.isEnabled()
+        assert window.avatar.pack is later.avatar_pack
+
+        async def scenario() -> None:
+            later.events.emit(LoadProgress("loading the models", 1, 3))
+            await settle()
+            assert window.progress.isVisible()  # the window follows the session's events
+            await later.aclose()
+
         run(qapp, scenario)
     finally:
         window.close()

@@ -23,6 +23,7 @@ from app.config import Settings
 from app.events import EventHub, TurnFinished
 from app.session import VoiceSession
 from app.ui import MainWindow
+from app.ui.app import release_loop_timers
 from tests.llm_servers import Reply, ScriptedChatServer
 
 
@@ -74,6 +75,7 @@ def test_typing_in_the_window_gets_a_spoken_reply_in_the_transcript(
     finally:
         window.close()
         loop.close()
+        release_loop_timers(loop)  # else a later GC on another thread crashes Qt
 
 
 def test_the_companion_command_opens_and_closes_the_window(server: ScriptedChatServer) -> None:
@@ -153,3 +155,50 @@ def test_the_user_answers_a_capture_request(qapp: QApplication) -> None:
         assert session.answers == [(7, True), (8, False)]
     finally:
         window.close()
+
+
+def test_the_app_shows_the_window_first_then_the_real_session_answers_in_it(
+    qapp: QApplication, server: ScriptedChatServer
+) -> None:
+    from app.ui import run_window
+
+    settings = Settings()
+    settings.chat.model = "openai-compatible/scripted"
+    settings.chat.base_url = server.base_url
+    settings.ui.first_run_done = True
+    hub = EventHub(keep_history=True)
+    seen: dict[str, object] = {}
+
+    def the_window() -> MainWindow:
+        (window,) = [
+            w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()
+        ]
+        return window
+
+    async def type_once_attached() -> None:
+        window = the_window()
+        while window.session is None:
+            await asyncio.sleep(0.02)
+        done = asyncio.Event()
+        hub.subscribe(lambda e: done.set() if isinstance(e, TurnFinished) else None)
+        window.send_button.click()
+        await asyncio.wait_for(done.wait(), 30)
+        await asyncio.sleep(0.1)
+        seen["texts"] = [e.text for e in window.transcript.entries]
+        window.close()
+
+    def make() -> VoiceSession:
+        window = the_window()
+        seen["status while starting"] = window.status_text()
+        window.text_input.setText("Hi there")  # typed before the session exists: kept
+        seen["could send while starting"] = window.send_button.isEnabled()
+        asyncio.get_running_loop().create_task(type_once_attached())
+        return VoiceSession(settings, sink=MemorySink(), storage=InMemoryStorage(), events=hub)
+
+    code = run_window(
+        make, settings=settings, use_tray=False, quit_after_s=60, preload=("app.session",)
+    )
+    assert code == 0
+    assert str(seen["status while starting"]).startswith("Starting")
+    assert seen["could send while starting"] is False
+    assert seen["texts"] == ["Hi there", "Hello from the window!"]

@@ -2,14 +2,16 @@
 
 Everything the app needs is importable from here; `app.llm.wire` holds the wire
 protocols behind it and is not imported by the rest of the app.
+
+The client (and with it httpx and the wire protocols) is imported on first use of
+one of its names, so `from app.llm import Msg` stays cheap on the way to the window.
 """
 
-from app.llm.client import (
-    CompletionProvider,
-    ProviderClient,
-    StreamingProvider,
-    create_provider_client,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from app.llm.errors import (
     AuthenticationError,
     ContextOverflowError,
@@ -63,6 +65,36 @@ from app.llm.request import (
 )
 from app.llm.response import FinishReason, LLMResponse, Usage
 from app.llm.routing import PROVIDERS, ModelRoute, ProviderInfo, parse_model_route
+
+if TYPE_CHECKING:
+    from app.llm.client import (
+        CompletionProvider,
+        ProviderClient,
+        StreamingProvider,
+        create_provider_client,
+    )
+
+# Names whose module is heavy to import: loaded when first asked for.
+_LAZY = {
+    "CompletionProvider": "app.llm.client",
+    "ProviderClient": "app.llm.client",
+    "StreamingProvider": "app.llm.client",
+    "create_provider_client": "app.llm.client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next look-up is a plain one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "PROVIDERS",

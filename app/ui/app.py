@@ -1,7 +1,9 @@
 """Runs the Companion window on a qasync event loop and drives a session through it.
 
-`run_window` owns the lifecycle: the QApplication, the loop, `session.start()` in
-the background, and on close `session.aclose()` and a clean loop shutdown.
+`run_window` owns the lifecycle: the QApplication, the loop, the window shown
+first, then the session built (its heavy imports in a worker thread) and attached,
+`session.start()` in the background (models load after the window appears), and
+on close `session.aclose()` and a clean loop shutdown.
 """
 
 from __future__ import annotations
@@ -9,29 +11,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import importlib
 import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import qasync
-from PySide6.QtCore import QCoreApplication, QTimer
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QObject, QTimer
 from PySide6.QtGui import QPainterPath
 from PySide6.QtWidgets import QApplication
 
+from app.avatar.state import EXPRESSIONS
 from app.config import Settings, UiSettings, save_settings
 from app.events import EventHub, Notice, Status, StatusChanged
-from app.ui.hotkeys import GlobalHotkeys, InAppShortcuts, KeyActions, bindings_from
 from app.ui.main_window import MainWindow, describe_error
-from app.ui.pet import PetWindow, pet_limitation
-from app.ui.tray import CompanionTray, no_tray_notice, tray_available
 
-if TYPE_CHECKING:  # imported when first opened: they are not needed to show the window
+if TYPE_CHECKING:  # imported when first used: they are not needed to show the window
     from app.ui.first_run import FirstRunGuide
+    from app.ui.hotkeys import GlobalHotkeys
     from app.ui.settings_dialog import SettingsDialog
+    from app.ui.tray import CompanionTray
 
 log = logging.getLogger(__name__)
 
@@ -67,25 +71,64 @@ def run_window(
     title: str = "Companion",
     quit_after_s: float | None = None,
     use_tray: bool | None = None,
+    settings: Settings | None = None,
+    preload: Sequence[str] = (),
 ) -> int:
-    """Show the window for a new session until the user closes it (or `quit_after_s` passes).
+    """Show the window, then make its session, until the user closes it (or
+    `quit_after_s` passes).
+
+    The window shows first, saying "Starting"; then the modules named in `preload`
+    are imported in a worker thread, `make_session()` runs on the loop's thread, and
+    the session is attached to the window and started. `settings`: the app's
+    settings (the shell's own state is saved into them); None takes the session's
+    `settings` attribute, if it has one.
 
     Returns the process exit code: 0 when the window closed, even if the session
-    failed to start (the window showed why). `use_tray`: None asks the desktop
-    whether it has a tray; True/False decides (tests).
+    failed to be made or to start (the window showed why). `use_tray`: None asks
+    the desktop whether it has a tray; True/False decides (tests).
     """
     app = QApplication.instance() or QApplication(sys.argv[:1] or ["companion"])
     if not isinstance(app, QApplication):
         raise RuntimeError("a non-widget Qt application already exists in this process")
+    from app.ui.i18n import install_translators
+
+    # Before any window: every text is translated when it is made.
+    install_translators(app, settings.ui.language if settings is not None else "auto")
     quit_on_last_window = app.quitOnLastWindowClosed()
     # The loop must outlive the window: it still has to run session.aclose().
     app.setQuitOnLastWindowClosed(False)
     loop = qasync.QEventLoop(app)
+    hooks_before = _install_asyncgen_hooks(loop)
     try:
-        return loop.run_until_complete(_show_session(make_session, title, quit_after_s, use_tray))
+        return loop.run_until_complete(
+            _show_session(make_session, title, quit_after_s, use_tray, settings, preload)
+        )
     finally:
+        _wait_for_decoders()
         _close_loop(loop)
+        sys.set_asyncgen_hooks(hooks_before.firstiter, hooks_before.finalizer)
         app.setQuitOnLastWindowClosed(quit_on_last_window)
+
+
+def _install_asyncgen_hooks(loop: asyncio.AbstractEventLoop) -> Any:
+    """Let the loop finish async generators (asyncio's own loops do this in
+    run_forever; qasync does not): an abandoned generator (an HTTP response stream)
+    is then closed on the loop instead of printing "Exception ignored" at collection.
+    Returns the hooks that were there before."""
+    before = sys.get_asyncgen_hooks()
+    firstiter = getattr(loop, "_asyncgen_firstiter_hook", None)
+    finalizer = getattr(loop, "_asyncgen_finalizer_hook", None)
+    if firstiter is not None and finalizer is not None:
+        sys.set_asyncgen_hooks(firstiter=firstiter, finalizer=finalizer)
+    return before
+
+
+def _wait_for_decoders() -> None:
+    """No picture-decoding thread may still run Python code when the interpreter exits."""
+    from app.ui.transcript import wait_for_image_decoding
+
+    if not wait_for_image_decoding(2000):
+        log.warning("some pictures were still being decoded at quit")
 
 
 class Shell:
@@ -107,6 +150,11 @@ class Shell:
         on_quit: Callable[[], None] | None = None,
         settings: Settings | None = None,
     ) -> None:
+        # The shell is made once the window shows: its modules are not on that path.
+        from app.ui.hotkeys import InAppShortcuts, KeyActions
+        from app.ui.pet import PetWindow
+        from app.ui.tray import CompanionTray, no_tray_notice, tray_available
+
         self.session = session
         self.window = window
         self.ui = ui if ui is not None else UiSettings()
@@ -162,6 +210,8 @@ class Shell:
         otherwise say why, once. Returns whether they run."""
         if self.hotkeys is not None or not self.ui.global_hotkeys or self.quitting:
             return self.hotkeys is not None and self.hotkeys.running
+        from app.ui.hotkeys import GlobalHotkeys, bindings_from
+
         hotkeys = GlobalHotkeys(bindings_from(self.ui), self.key_actions, self.window)
         reason = hotkeys.start()
         if reason is not None:
@@ -214,6 +264,8 @@ class Shell:
         """Take the user's choices from edited settings into the live `ui` (the shell
         keeps its own geometry and first-run state), and apply the keys and the pet's
         click-through at once."""
+        from app.ui.hotkeys import bindings_from
+
         keys_before = (self.ui.global_hotkeys, bindings_from(self.ui))
         click_through_before = self.ui.click_through
         for name in type(self.ui).model_fields:
@@ -266,6 +318,8 @@ class Shell:
         self.window.hide()
         self.pet.show()
         self.pet.raise_()
+        from app.ui.pet import pet_limitation
+
         limitation = pet_limitation()
         if limitation is not None and "pet" not in self._told:
             self.tell_once("pet", limitation)
@@ -308,57 +362,142 @@ class Shell:
         self.pet.dispose()
 
 
+class _UnmadeSession:
+    """Stands in when the session could not be made: the window and the shell still
+    work (settings, tray, quit), and starting it reports why, in the status line."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.events = EventHub()
+        self.expressions: tuple[str, ...] = EXPRESSIONS
+        self.error = error
+
+    async def start(self) -> None:
+        raise self.error
+
+    def set_mic_enabled(self, enabled: bool) -> None:
+        return None
+
+    async def send_text(self, text: str) -> object:
+        raise RuntimeError(
+            QCoreApplication.translate("Shell", "Companion could not start: {0}").format(
+                describe_error(self.error)
+            )
+        )
+
+    def interrupt(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def _make_session(
+    make_session: Callable[[], SessionLike], preload: Sequence[str]
+) -> SessionLike:
+    """Import what the session needs off the UI thread, then make it on this thread;
+    a failure gives a stand-in that reports it."""
+    for name in preload:
+        try:
+            await asyncio.to_thread(importlib.import_module, name)
+        except Exception as exc:  # make_session meets it again and it is reported then
+            log.debug("preloading %s failed: %s", name, exc)
+    try:
+        return make_session()
+    except Exception as exc:
+        log.warning("The session could not be made: %s", describe_error(exc))
+        return _UnmadeSession(exc)
+
+
 async def _show_session(
     make_session: Callable[[], SessionLike],
     title: str,
     quit_after_s: float | None,
     use_tray: bool | None = None,
+    settings: Settings | None = None,
+    preload: Sequence[str] = (),
 ) -> int:
     loop = asyncio.get_running_loop()
-    session = make_session()
-    window = MainWindow(session, title=title)
+    # The settings as launched (COMPANION_* variables and command-line flags included):
+    # saving writes only what changes from here on.
+    baseline = settings.model_copy(deep=True) if settings is not None else None
     closed: asyncio.Future[None] = loop.create_future()
+    shell: Shell | None = None
 
     def on_closed() -> None:
         if not closed.done():
             closed.set_result(None)
 
-    settings = getattr(session, "settings", None)
-    ui = settings.ui if isinstance(settings, Settings) else UiSettings()
-    save = _saver(settings) if isinstance(settings, Settings) else None
-    shell = Shell(
-        session,
-        window,
-        ui=ui,
-        save=save,
-        use_tray=use_tray,
-        on_quit=on_closed,
-        settings=settings if isinstance(settings, Settings) else None,
-    )
+    def quit_app() -> None:
+        if shell is not None:
+            shell.quit()
+        else:  # still starting: no tray yet, closing the window quits
+            window.hide_on_close = False
+            window.close()
+            on_closed()
+
+    # The window first, with no session: "Starting" shows while the session is made.
+    window = MainWindow(title=title)
     window.closed.connect(on_closed)
-    shell.show_initial()
-    # After the first frame: pynput's import and the X connection cost launch time.
-    QTimer.singleShot(0, shell.start_global_hotkeys)
-    starting = loop.create_task(_start(session, window), name="companion-session-start")
-    quit_timer = loop.call_later(quit_after_s, shell.quit) if quit_after_s is not None else None
-    restore_sigint = _close_on_sigint(loop, shell.quit)
+    window.quit_requested.connect(quit_app)
+    quit_timer = loop.call_later(quit_after_s, quit_app) if quit_after_s is not None else None
+    restore_sigint = _close_on_sigint(loop, quit_app)
+    if settings is None or not settings.ui.start_in_pet_mode:
+        window.show()
+    session: SessionLike | None = None
+    starting: asyncio.Task[None] | None = None
+    making = loop.create_task(_make_session(make_session, preload), name="companion-session-make")
     try:
+        waiting: list[asyncio.Future[Any]] = [making, closed]
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if closed.done():
+            return 0  # closed while starting: the finally below stops the rest
+        session = making.result()
+        window.attach_session(session)
+        if settings is None:
+            found = getattr(session, "settings", None)
+            settings = found if isinstance(found, Settings) else None
+        shell = Shell(
+            session,
+            window,
+            ui=settings.ui if settings is not None else UiSettings(),
+            save=_saver(settings, baseline) if settings is not None else None,
+            use_tray=use_tray,
+            on_quit=on_closed,
+            settings=settings,
+        )
+        shell.show_initial()
+        # After the first frame: pynput's import and the X connection cost launch time.
+        QTimer.singleShot(0, shell.start_global_hotkeys)
+        starting = loop.create_task(_start(session, window), name="companion-session-start")
         await closed
     finally:
         restore_sigint()
         if quit_timer is not None:
             quit_timer.cancel()
-        shell.quit()  # a no-op unless we got here by cancellation
-        await _cancel(starting, *window.pending_tasks())
-        await _aclose(session)
-        shell.dispose()
+        quit_app()  # a no-op unless we got here by cancellation or closing while starting
+        if session is None and making.done() and not making.cancelled():
+            session = making.result()  # made just as the window closed: close it too
+        tasks = [starting] if starting is not None else []
+        await _cancel(making, *tasks, *window.pending_tasks())
+        if session is not None:
+            await _aclose(session)
+        if shell is not None:
+            shell.dispose()
         window.deleteLater()
     return 0
 
 
-def _saver(settings: Settings) -> Callable[[], None]:
+def _saver(settings: Settings, baseline: Settings | None = None) -> Callable[[], None]:
+    """Saves the shell's state (the pet's place) into the config file: only what
+    changed since `baseline` (the settings at launch), so values that came from
+    COMPANION_* variables never reach the file."""
+    if baseline is None:
+        baseline = settings.model_copy(deep=True)
+
     def save() -> None:
-        save_settings(settings)
+        from app.ui.settings_dialog import settings_to_save
+
+        save_settings(settings_to_save(baseline, settings))
 
     return save
 
@@ -372,7 +511,7 @@ async def _start(session: SessionLike, window: MainWindow) -> None:
         window.present(Notice(f"Could not start: {describe_error(exc)}", error=True))
 
 
-async def _cancel(*tasks: asyncio.Task[None]) -> None:
+async def _cancel(*tasks: asyncio.Task[Any]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -399,6 +538,24 @@ def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
         loop.run_until_complete(loop.shutdown_asyncgens())
     finally:
         loop.close()
+        release_loop_timers(loop)
+
+
+def release_loop_timers(loop: asyncio.AbstractEventLoop) -> None:
+    """Hand a closed qasync loop's timer object to the QApplication (call after
+    `loop.close()`, on the GUI thread).
+
+    qasync leaves the Qt timers of handles that never fired (a cancelled `call_later`,
+    a `wait_for` that finished early) registered on that object after `close()`. The
+    loop sits in reference cycles, so the garbage collector would free it later, on
+    whichever thread allocates at that moment: Qt then stops the timers from the
+    wrong thread ("Timers cannot be stopped from another thread") and crashes when one
+    comes due. Owned by the application, the object lives on the GUI thread; its
+    leftover timers fire once more and are killed there."""
+    timer = getattr(loop, "_timer", None)
+    app = QCoreApplication.instance()
+    if isinstance(timer, QObject) and shiboken6.isValid(timer) and app is not None:
+        timer.setParent(app)
 
 
 def _close_on_sigint(
@@ -451,4 +608,10 @@ def protect_none_from_binding_refcount_bug() -> bool:
     return True
 
 
-__all__ = ["SessionLike", "Shell", "protect_none_from_binding_refcount_bug", "run_window"]
+__all__ = [
+    "SessionLike",
+    "Shell",
+    "protect_none_from_binding_refcount_bug",
+    "release_loop_timers",
+    "run_window",
+]

@@ -96,6 +96,7 @@ class PrivacyPill(QLabel):
             "#privacyPill { background: #fee2e2; color: #b91c1c; border-radius: 9px;"
             " padding: 1px 8px; font-size: 12px; font-weight: 600; }"
         )
+        self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         self.hide()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)

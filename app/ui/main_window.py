@@ -2,6 +2,11 @@
 
 The window only presents. It listens to the session's events and calls the
 session's few public methods; all the work happens in the session.
+
+The window can be shown before its session exists (the session's imports and
+construction take longer than the window): built without one, it says "Starting",
+keeps what the user types, and `attach_session` brings in everything that depends
+on the session.
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
@@ -71,11 +76,11 @@ from app.events import (
 )
 from app.ui.avatar_widget import AvatarWidget
 from app.ui.controls import LevelMeter, PrivacyPill
-from app.ui.conversations import ConversationList, ConversationsLike
 from app.ui.transcript import TranscriptEntry, TranscriptView
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the side list comes with a session that has conversations
     from app.ui.app import SessionLike
+    from app.ui.conversations import ConversationList
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +156,11 @@ QScrollBar::handle:vertical { background: #dcd5ef; border-radius: 3px; min-heigh
 QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical { height: 0; }
 QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical { background: none; }
 QSplitter::handle { background: transparent; }
+#conversationList { background: transparent; border: none; font-size: 13px; outline: 0; }
+#conversationList::item { padding: 6px 8px; border-radius: 8px; color: #3b2e63; }
+#conversationList::item:hover { background: #f1edfb; }
+#conversationList::item:selected { background: #e6defa; color: #2d2440; font-weight: 600; }
+#newConversation { padding: 5px 12px; font-size: 13px; }
 """
 
 
@@ -185,9 +195,11 @@ class MainWindow(QMainWindow):
     quit_requested = Signal()
     hidden_to_tray = Signal()
 
-    def __init__(self, session: SessionLike, *, title: str = "Companion") -> None:
+    def __init__(self, session: SessionLike | None = None, *, title: str = "Companion") -> None:
         super().__init__()
-        self._session = session
+        self._session: SessionLike | None = None
+        self._unsubscribe: Callable[[], None] = lambda: None
+        self.conversations: ConversationList | None = None
         self.hide_on_close = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
@@ -207,13 +219,60 @@ class MainWindow(QMainWindow):
         # Queued: the listener may be called on any thread, and presenting later also
         # keeps a session that emits from inside our own calls from re-entering us.
         self._bridge.received.connect(self.present, Qt.ConnectionType.QueuedConnection)
-        self._unsubscribe = session.events.subscribe(self._on_session_event)
+        if session is not None:
+            self.attach_session(session)
+        else:
+            self._show_ready(False)
+
+    def attach_session(self, session: SessionLike) -> None:
+        """Drive `session` from now on (once): its avatar pack and expressions, its
+        conversations in the side list, its history, its mic mode and its events."""
+        if self._session is not None:
+            raise RuntimeError("the window already has a session")
+        self._session = session
+        pack = getattr(session, "avatar_pack", None)
+        if pack is not None:
+            problem = self.avatar.set_pack(pack)
+            if problem:
+                log.info("avatar pack: %s", problem)
+        self._add_conversations(session)
+        mode = self._session_mode()
+        self.mode_box.setCurrentIndex(self._mode_index(mode))
+        self.talk_button.setVisible(mode == "push_to_talk")
+        if not self._closing:
+            self._unsubscribe = session.events.subscribe(self._on_session_event)
         self._load_history()
+        self._show_ready(True)
+
+    def _add_conversations(self, session: SessionLike) -> None:
+        from app.ui.conversations import ConversationList, ConversationsLike
+
+        if not isinstance(session, ConversationsLike):
+            return
+        self.conversations = ConversationList(session, self._spawn)
+        self.conversations.failed.connect(lambda text: self.show_notice(text, error=True))
+        self.conversations.setMinimumWidth(190)
+        self._side_box.addWidget(self.conversations)
+        self._side.show()
+        QShortcut(QKeySequence("Ctrl+N"), self, self.conversations.start_new)
+
+    def _show_ready(self, ready: bool) -> None:
+        """Before the session exists the controls that need it wait; what the user
+        types stays in the box and can be sent once the session is there."""
+        for control in (self.mic_button, self.mode_box, self.talk_button):
+            control.setEnabled(ready)
+        self.send_button.setEnabled(ready and bool(self.text_input.text().strip()))
+        self.send_button.setToolTip(
+            self.tr("Send the message (Enter)")
+            if ready
+            else self.tr("Companion is still starting; you can send this in a moment")
+        )
 
     # -- parts, for the app and for tests ----------------------------------------------
 
     @property
-    def session(self) -> SessionLike:
+    def session(self) -> SessionLike | None:
+        """The session the window drives; None until `attach_session`."""
         return self._session
 
     def pending_tasks(self) -> tuple[asyncio.Task[None], ...]:
@@ -234,7 +293,7 @@ class MainWindow(QMainWindow):
         outer.setContentsMargins(14, 14, 14, 10)
         outer.setSpacing(10)
 
-        self.avatar = AvatarWidget(pack=getattr(self._session, "avatar_pack", None))
+        self.avatar = AvatarWidget()  # the session's pack comes with the session
         self.avatar.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.avatar.customContextMenuRequested.connect(self._avatar_menu)
 
@@ -259,24 +318,18 @@ class MainWindow(QMainWindow):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.setChildrenCollapsible(False)
         split.setHandleWidth(12)
-        self.conversations: ConversationList | None = None
-        if isinstance(self._session, ConversationsLike):
-            self.conversations = ConversationList(self._session, self._spawn)
-            self.conversations.failed.connect(lambda text: self.show_notice(text, error=True))
-            self.conversations.setMinimumWidth(150)
-            side = QFrame()
-            side.setObjectName("card")
-            side_box = QVBoxLayout(side)
-            side_box.setContentsMargins(10, 10, 10, 10)
-            side_box.addWidget(self.conversations)
-            split.addWidget(side)
-            QShortcut(QKeySequence("Ctrl+N"), self, self.conversations.start_new)
+        # The side list's card: filled and shown when the session has conversations.
+        self._side = QFrame()
+        self._side.setObjectName("card")
+        self._side_box = QVBoxLayout(self._side)
+        self._side_box.setContentsMargins(10, 10, 10, 10)
+        self._side.hide()
+        split.addWidget(self._side)
         split.addWidget(self.avatar)
         split.addWidget(card)
-        first = split.count() - 2
-        split.setStretchFactor(first, 2)
-        split.setStretchFactor(first + 1, 3)
-        split.setSizes(([200] if self.conversations else []) + [380, 480])
+        split.setStretchFactor(1, 2)
+        split.setStretchFactor(2, 3)
+        split.setSizes([220, 380, 480])
         self.splitter = split
         outer.addWidget(split, 1)
 
@@ -370,7 +423,8 @@ class MainWindow(QMainWindow):
 
     def _size_and_place(self) -> None:
         self.setMinimumSize(640, 460)
-        width, height = (1100 if self.conversations else 900), 660
+        # Without a session yet: room for the side list a real session brings.
+        width, height = (1100 if self._session is None or self.conversations else 900), 660
         screen = self.screen()
         if screen is not None:
             area = screen.availableGeometry()
@@ -525,7 +579,7 @@ class MainWindow(QMainWindow):
         self.mic_live.setVisible(live)
 
     def _session_mode(self) -> str:
-        return str(getattr(self._session, "mic_mode", "always_on"))
+        return str(getattr(self._session, "mic_mode", None) or "always_on")
 
     @staticmethod
     def _mode_index(mode: str) -> int:
@@ -556,13 +610,15 @@ class MainWindow(QMainWindow):
     def send(self) -> None:
         """Send the typed message as a turn."""
         text = self.text_input.text().strip()
-        if not text:
-            return
+        if not text or self._session is None:
+            return  # still starting: the text stays in the box
         self.text_input.clear()
         self._spawn(self._session.send_text(text), self.tr("send the message"))
 
     def stop(self) -> None:
         """Interrupt the reply."""
+        if self._session is None:
+            return
         try:
             self._session.interrupt()
         except Exception as exc:
@@ -570,6 +626,8 @@ class MainWindow(QMainWindow):
             self.show_notice(self.tr("Could not stop: {0}").format(describe_error(exc)), error=True)
 
     def _on_mic_clicked(self, checked: bool) -> None:
+        if self._session is None:
+            return
         self._show_mic(enabled=checked, available=True, detail="")  # the session will confirm
         try:
             self._session.set_mic_enabled(checked)
@@ -582,6 +640,8 @@ class MainWindow(QMainWindow):
             )
 
     def _on_mode_chosen(self, index: int) -> None:
+        if self._session is None:
+            return
         mode = str(self.mode_box.itemData(index))
         set_mode = getattr(self._session, "set_mic_mode", None)
         try:
@@ -606,7 +666,7 @@ class MainWindow(QMainWindow):
         self._show_mic_live()
 
     def _on_text_changed(self, text: str) -> None:
-        self.send_button.setEnabled(bool(text.strip()))
+        self.send_button.setEnabled(bool(text.strip()) and self._session is not None)
 
     def _avatar_menu(self, position: QPoint) -> None:
         menu = QMenu(self)
@@ -615,7 +675,7 @@ class MainWindow(QMainWindow):
         menu.addAction(self.tr("Settings… (Ctrl+,)"), self.settings_requested.emit)
         menu.addAction(self.tr("Quit Companion (Ctrl+Q)"), self.quit_requested.emit)
         menu.addSection(self.tr("Try an expression"))
-        for name in self._session.expressions:
+        for name in self._session.expressions if self._session is not None else ():
             if name in self.avatar.expressions:
                 action = menu.addAction(name.capitalize())
                 action.triggered.connect(lambda _=False, n=name: self.avatar.set_expression(n))
