@@ -124,6 +124,13 @@ class LoadProgress:
 
 
 @dataclass(slots=True, frozen=True)
+class PushToTalkChanged:
+    """Push-to-talk is held (or released), by whatever key, button or hotkey."""
+
+    held: bool
+
+
+@dataclass(slots=True, frozen=True)
 class ToolUsed:
     """The model called a tool during turn `turn_id` (shown as a small chip)."""
 
@@ -154,6 +161,7 @@ SessionEvent = (
     | LoadProgress
     | ConversationChanged
     | ToolUsed
+    | PushToTalkChanged
 )
 
 Listener = Callable[[SessionEvent], None]

@@ -52,6 +52,7 @@ from app.events import (
     MicStateChanged,
     MouthLevel,
     Notice,
+    PushToTalkChanged,
     Status,
     StatusChanged,
     ToolUsed,
@@ -597,6 +598,8 @@ class VoiceSession:
             self.interrupt()
         if self._ptt_pressed and not pressed:
             self._ptt_released = True
+        if pressed != self._ptt_pressed:
+            self.events.emit(PushToTalkChanged(pressed))
         self._ptt_pressed = pressed
 
     def _mic_open(self) -> bool:

@@ -199,6 +199,13 @@ def test_the_mic_mode_selector_push_to_talk_and_the_live_pill(
         window.talk_button.released.emit()
         await settle()
         assert not session._ptt_pressed and not window.mic_live.isVisible()
+        # Held from elsewhere (a global hotkey): the button and the pill show it too.
+        session.set_push_to_talk(True)
+        await settle()
+        assert window.talk_button.isDown() and window.mic_live.isVisible()
+        session.set_push_to_talk(False)
+        await settle()
+        assert not window.talk_button.isDown() and not window.mic_live.isVisible()
 
         window.mode_box.setCurrentIndex(2)
         window.mode_box.activated.emit(2)

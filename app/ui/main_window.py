@@ -67,6 +67,7 @@ from app.events import (
     MicStateChanged,
     MouthLevel,
     Notice,
+    PushToTalkChanged,
     SessionEvent,
     Status,
     StatusChanged,
@@ -484,6 +485,10 @@ class MainWindow(QMainWindow):
             self.transcript.add_capture(event.path, turn_id=self._last_turn)
         elif isinstance(event, CaptureRequested):
             self._ask_capture(event)
+        elif isinstance(event, PushToTalkChanged):
+            self._talking = event.held
+            self.talk_button.setDown(event.held)  # also when held from a hotkey
+            self._show_mic_live()
         elif isinstance(event, ToolUsed):
             self._last_turn = event.turn_id
             self.transcript.add_tool(event.name, turn_id=event.turn_id)
