@@ -16,6 +16,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # before Qt is imported
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -49,6 +50,7 @@ class ScriptedSession:
         self.mic_mode = "always_on"
         self.capture = capture
         self.conversation_id = "c3"
+        self.character = SimpleNamespace(name="Mika")
 
     def conversations(self) -> list[ConversationInfo]:
         return [

@@ -18,7 +18,7 @@ import pytest
 import qasync
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
+from PySide6.QtWidgets import QApplication, QInputDialog, QLabel, QMessageBox
 
 from app.agent.storage import FileStorage
 from app.audio.capture import ChunkListSource
@@ -109,6 +109,9 @@ def test_conversations_are_started_switched_renamed_and_deleted_from_the_side_li
     async def scenario() -> None:
         await turn(session, hub, window, "What is the capital of France?")
         first = session.conversation_id
+        # The companion's bubbles carry the character's name.
+        captions = [c.text() for c in window.transcript.findChildren(QLabel, "caption")]
+        assert session.character.name in captions and "You" in captions
         assert side.titles() == ["What is the capital of France?"]
 
         side.new_button.click()

@@ -231,6 +231,8 @@ class MainWindow(QMainWindow):
         if self._session is not None:
             raise RuntimeError("the window already has a session")
         self._session = session
+        character = getattr(session, "character", None)
+        self.transcript.companion_name = str(getattr(character, "name", "") or "")
         pack = getattr(session, "avatar_pack", None)
         if pack is not None:
             problem = self.avatar.set_pack(pack)

@@ -67,9 +67,9 @@ _CONTEXT = "TranscriptView"
 
 # Friendly words for the tools the companion has (lupdate finds them through the NOOP).
 TOOL_LABELS: dict[str, str] = {
-    "take_screenshot": str(QT_TRANSLATE_NOOP(_CONTEXT, "looked at your screen")),
-    "get_time": str(QT_TRANSLATE_NOOP(_CONTEXT, "checked the time")),
-    "read_clipboard": str(QT_TRANSLATE_NOOP(_CONTEXT, "read the clipboard")),
+    "take_screenshot": str(QT_TRANSLATE_NOOP("TranscriptView", "looked at your screen")),
+    "get_time": str(QT_TRANSLATE_NOOP("TranscriptView", "checked the time")),
+    "read_clipboard": str(QT_TRANSLATE_NOOP("TranscriptView", "read the clipboard")),
 }
 
 ItemKind = Literal["text", "thinking", "tool", "image"]
@@ -504,6 +504,7 @@ class TranscriptView(QScrollArea):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("transcript")
+        self.companion_name = ""  # the character's name on its bubbles ("" = "Companion")
         self.setStyleSheet(STYLE)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -805,7 +806,7 @@ class TranscriptView(QScrollArea):
         box = QVBoxLayout(bubble)
         box.setContentsMargins(BUBBLE_PADDING_X // 2, 7, BUBBLE_PADDING_X // 2, 9)
         box.setSpacing(4)
-        caption = QLabel(self.tr("You") if user else self.tr("Companion"))
+        caption = QLabel(self.tr("You") if user else (self.companion_name or self.tr("Companion")))
         caption.setObjectName("caption")
         box.addWidget(
             caption, 0, Qt.AlignmentFlag.AlignRight if user else Qt.AlignmentFlag.AlignLeft

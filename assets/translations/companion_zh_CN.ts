@@ -1552,6 +1552,18 @@
 <context>
     <name>TranscriptView</name>
     <message>
+        <source>looked at your screen</source>
+        <translation>看了你的屏幕</translation>
+    </message>
+    <message>
+        <source>checked the time</source>
+        <translation>看了时间</translation>
+    </message>
+    <message>
+        <source>read the clipboard</source>
+        <translation>读了剪贴板</translation>
+    </message>
+    <message>
         <source>Say something, or type a message below.</source>
         <translation>说点什么，或在下方输入消息。</translation>
     </message>
