@@ -158,3 +158,22 @@ def test_every_translatable_call_in_the_ui_is_in_the_translation() -> None:
     assert len(calls) > 150
     missing = [(f, t) for f, t in calls if t not in sources]
     assert missing == [], missing
+
+
+def test_the_sessions_own_status_words_are_shown_translated(qapp: QApplication) -> None:
+    from app.events import Status, StatusChanged
+    from app.ui.main_window import MainWindow
+    from tests.test_ui import ScriptedSession
+
+    try:
+        install_translators(qapp, "zh_CN")
+        window = MainWindow(ScriptedSession())
+        window.present(StatusChanged(Status.THINKING, "still waiting for gpt-4o-mini (7 s)"))
+        assert window.status_label.text() == "思考中 — 仍在等待 gpt-4o-mini（7 秒）"
+        window.present(StatusChanged(Status.LISTENING, "interrupted"))
+        assert "已打断" in window.status_label.text()
+        window.present(StatusChanged(Status.ERROR, "HTTP 503 from the server"))
+        assert window.status_label.text().endswith("HTTP 503 from the server")  # as it came
+        window.close()
+    finally:
+        install_translators(qapp, "en")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -92,6 +93,15 @@ MIC_MODES = (
     ("push_to_talk", QT_TRANSLATE_NOOP("MainWindow", "Push to talk")),
     ("muted", QT_TRANSLATE_NOOP("MainWindow", "Muted")),
 )
+# The session's fixed status details (it speaks English); see `_status_detail`.
+STATUS_DETAIL_TEXTS = (
+    QT_TRANSLATE_NOOP("MainWindow", "loading the speech and chat models"),
+    QT_TRANSLATE_NOOP("MainWindow", "no microphone: type your messages"),
+    QT_TRANSLATE_NOOP("MainWindow", "the microphone is gone: type your messages"),
+    QT_TRANSLATE_NOOP("MainWindow", "interrupted"),
+    QT_TRANSLATE_NOOP("MainWindow", "didn't catch that"),
+)
+STILL_WAITING = re.compile(r"still waiting for (.+) \((\d+) s\)")
 # The status line's words, marked for translation (the session emits `Status` values).
 STATUS_WORDS = {
     Status.STARTING: QT_TRANSLATE_NOOP("MainWindow", "Starting"),
@@ -520,10 +530,21 @@ class MainWindow(QMainWindow):
 
     def _show_status(self, event: StatusChanged) -> None:
         words = self.tr(str(STATUS_WORDS.get(event.status, event.status.value.capitalize())))
-        self.status_label.setText(f"{words} — {event.detail}" if event.detail else words)
+        detail = self._status_detail(event.detail)
+        self.status_label.setText(f"{words} — {detail}" if detail else words)
         colour = STATUS_COLOURS.get(event.status, "#9ca3af")
         self.status_dot.setStyleSheet(f"background: {colour}; border-radius: 5px;")
         self.avatar.set_thinking(event.status is Status.THINKING)
+
+    def _status_detail(self, detail: str) -> str:
+        """The session's own words for a status, in the UI's language when they are
+        ones it always uses (anything else, such as an error, is shown as it came)."""
+        if detail in STATUS_DETAIL_TEXTS:
+            return self.tr(detail)
+        waiting = STILL_WAITING.fullmatch(detail)
+        if waiting:
+            return self.tr("still waiting for {0} ({1} s)").format(*waiting.groups())
+        return detail
 
     def show_notice(self, message: str, *, error: bool = False) -> None:
         """Show a message in the status line; errors in red until the next notice."""

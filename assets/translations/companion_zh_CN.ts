@@ -381,6 +381,26 @@
         <translation>静音</translation>
     </message>
     <message>
+        <source>loading the speech and chat models</source>
+        <translation>正在加载语音和对话模型</translation>
+    </message>
+    <message>
+        <source>no microphone: type your messages</source>
+        <translation>没有麦克风：请输入文字</translation>
+    </message>
+    <message>
+        <source>the microphone is gone: type your messages</source>
+        <translation>麦克风已断开：请输入文字</translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation>已打断</translation>
+    </message>
+    <message>
+        <source>didn&apos;t catch that</source>
+        <translation>没听清</translation>
+    </message>
+    <message>
         <source>Starting</source>
         <translation>正在启动</translation>
     </message>
@@ -495,6 +515,10 @@
     <message>
         <source>The companion wants to take a screenshot to look at your screen.</source>
         <translation>伙伴想截一张图，看看你的屏幕。</translation>
+    </message>
+    <message>
+        <source>still waiting for {0} ({1} s)</source>
+        <translation>仍在等待 {0}（{1} 秒）</translation>
     </message>
     <message>
         <source>No mic</source>
