@@ -291,3 +291,39 @@ def test_the_screenshots_command_renders_non_blank_pictures(tmp_path: Path) -> N
             for y in range(0, image.height(), 7)
         }
         assert len(colours) > 50, f"{name} looks blank"
+
+
+class ModeSession(ScriptedSession):
+    """A scripted session with the microphone modes of a VoiceSession."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mic_mode = "always_on"
+        self.modes: list[str] = []
+
+    def set_mic_mode(self, mode: str) -> None:
+        self.modes.append(mode)
+        self.mic_mode = mode
+
+
+def test_the_menu_switches_the_microphone_mode(qapp: QApplication) -> None:
+    session = ModeSession()
+    pet = PetWindow(session)
+    try:
+        menu = menu_of(pet)
+        modes = pet.actions_menu.action(menu, "Microphone mode").menu()
+        assert isinstance(modes, QMenu)
+        entries = {a.text(): a for a in modes.actions()}
+        assert list(entries) == ["Always on", "Push to talk", "Muted"]
+        assert entries["Always on"].isChecked() and not entries["Muted"].isChecked()
+        entries["Push to talk"].trigger()
+        assert session.modes == ["push_to_talk"]
+        menu.close()
+        menu = menu_of(pet)  # the menu is read fresh: the new mode is ticked
+        modes = pet.actions_menu.action(menu, "Microphone mode").menu()
+        assert isinstance(modes, QMenu)
+        ticked = [a.text() for a in modes.actions() if a.isChecked()]
+        assert ticked == ["Push to talk"]
+        menu.close()
+    finally:
+        pet.close()

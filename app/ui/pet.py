@@ -120,6 +120,20 @@ class MenuActions:
         mic.setChecked(self.mic_enabled and self.mic_available)
         mic.setEnabled(self.mic_available)
         mic.toggled.connect(self._set_mic)
+        set_mode = getattr(self.session, "set_mic_mode", None)
+        if callable(set_mode):
+            modes = menu.addMenu(_tr("Microphone mode"))
+            modes.setEnabled(self.mic_available)
+            current = getattr(self.session, "mic_mode", "always_on")
+            for mode, label in (
+                ("always_on", _tr("Always on")),
+                ("push_to_talk", _tr("Push to talk")),
+                ("muted", _tr("Muted")),
+            ):
+                choice = modes.addAction(label)
+                choice.setCheckable(True)
+                choice.setChecked(mode == current)
+                choice.triggered.connect(lambda _=False, m=mode: self._set_mode(m))
         menu.addAction(_tr("Stop speaking"), self._stop)
         if self.click_through is not None:
             through = menu.addAction(_tr("Click-through pet"))
@@ -148,6 +162,12 @@ class MenuActions:
             self.session.set_mic_enabled(on)
         except Exception as exc:
             log.warning("set_mic_enabled failed: %s", exc)
+
+    def _set_mode(self, mode: str) -> None:
+        try:
+            self.session.set_mic_mode(mode)  # type: ignore[attr-defined]
+        except Exception as exc:
+            log.warning("set_mic_mode failed: %s", exc)
 
     def _stop(self) -> None:
         try:

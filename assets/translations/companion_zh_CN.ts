@@ -620,8 +620,24 @@
         <translation>设置…</translation>
     </message>
     <message>
+        <source>Microphone mode</source>
+        <translation>麦克风模式</translation>
+    </message>
+    <message>
         <source>Click-through pet</source>
         <translation>桌宠点击穿透</translation>
+    </message>
+    <message>
+        <source>Always on</source>
+        <translation>常开</translation>
+    </message>
+    <message>
+        <source>Push to talk</source>
+        <translation>按住说话</translation>
+    </message>
+    <message>
+        <source>Muted</source>
+        <translation>静音</translation>
     </message>
 </context>
 <context>
