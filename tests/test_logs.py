@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,16 +75,11 @@ def test_the_log_rotates_instead_of_growing(logfile: Path) -> None:
     assert all(f.stat().st_size <= logs.MAX_BYTES + 2000 for f in files)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can write to a read-only folder")
-def test_an_unwritable_log_folder_leaves_the_console(tmp_path: Path) -> None:
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    folder.chmod(0o500)
-    try:
-        assert logs.setup_logging(logging.WARNING, folder / "logs") is None
-        assert logs.log_file() is None
-    finally:
-        folder.chmod(0o700)
+def test_an_unwritable_log_folder_leaves_the_console() -> None:
+    # /proc refuses new folders even to root (CI runs as root, so chmod would not do).
+    assert logs.setup_logging(logging.WARNING, Path("/proc/companion-test/logs")) is None
+    assert logs.log_file() is None
+    logging.getLogger("companion.test").warning("still logging")  # no crash
 
 
 def test_a_log_path_that_is_a_file_leaves_the_console(tmp_path: Path) -> None:
