@@ -198,13 +198,29 @@ def envelope(samples: np.ndarray, ms: int = 20) -> np.ndarray:
     return np.sqrt(np.mean(np.square(usable.reshape(-1, step)), axis=1))
 
 
-def similarity(recorded: np.ndarray, reference: np.ndarray) -> float:
-    """Correlation of the loudness envelopes, both from their first sound on."""
+def similarity(recorded: np.ndarray, reference: np.ndarray, *, block_s: float = 1.0) -> float:
+    """How alike the loudness envelopes are, both from their first sound on: the
+    reference is cut into `block_s` blocks and each is matched where it best fits near
+    its place (within 300 ms: a short underrun gap shifts what follows without making it
+    other audio); the mean of the blocks' correlations."""
     spans = sound_span(recorded), sound_span(reference)
     assert spans[0] is not None and spans[1] is not None
     a, b = envelope(recorded[spans[0][0] :]), envelope(reference[spans[1][0] :])
-    n = min(a.size, b.size)
-    return float(np.corrcoef(a[:n], b[:n])[0, 1])
+    block, reach = int(block_s * 1000 / 20), 15  # in 20 ms envelope frames
+    scores: list[float] = []
+    for start in range(0, b.size - block + 1, block):
+        part = b[start : start + block]
+        if part.std() == 0:
+            continue
+        best = -1.0
+        for shift in range(-reach, reach + 1):
+            at = start + shift
+            if at < 0 or at + block > a.size or a[at : at + block].std() == 0:
+                continue
+            best = max(best, float(np.corrcoef(a[at : at + block], part)[0, 1]))
+        scores.append(best)
+    assert scores, "nothing to compare"
+    return float(np.mean(scores))
 
 
 @contextlib.contextmanager
