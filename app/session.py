@@ -683,10 +683,7 @@ class VoiceSession:
         return await self._run_exclusive(self._turn_from_pcm(pcm, time.perf_counter()))
 
     async def _run_exclusive(self, coro: Any) -> TurnResult:
-        if self.busy:
-            self.interrupt()
-            with contextlib.suppress(BaseException):
-                await self._turn_task  # type: ignore[misc]
+        await self._settle()
         task: asyncio.Task[TurnResult] = asyncio.create_task(coro)
         self._turn_task = task
         try:

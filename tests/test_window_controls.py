@@ -158,9 +158,8 @@ def test_conversations_are_started_switched_renamed_and_deleted_from_the_side_li
         window.close()
 
 
-def test_the_window_opens_on_the_conversation_the_session_resumes(
-    qapp: QApplication, server: ScriptedChatServer, tmp_path: Path
-) -> None:
+def remember_one_turn(qapp: QApplication, server: ScriptedChatServer, tmp_path: Path) -> None:
+    """A first run: one turn ("Remember me?" / "Hello again.") saved under `tmp_path`."""
     server.push(Reply.text_stream(["Hello again."]))
     session, window, hub = make(server, tmp_path)
 
@@ -170,6 +169,12 @@ def test_the_window_opens_on_the_conversation_the_session_resumes(
 
     run(qapp, first_run)
     window.close()
+
+
+def test_the_window_opens_on_the_conversation_the_session_resumes(
+    qapp: QApplication, server: ScriptedChatServer, tmp_path: Path
+) -> None:
+    remember_one_turn(qapp, server, tmp_path)
     # A new session over the same folder: the window shows the last conversation.
     session, window, _ = make(server, tmp_path)
     try:
@@ -307,15 +312,7 @@ def test_progress_a_slow_model_a_tool_chip_and_a_screenshot_are_shown(
 def test_a_window_shown_before_its_session_gets_the_conversations_history_and_mic_mode(
     qapp: QApplication, server: ScriptedChatServer, tmp_path: Path
 ) -> None:
-    server.push(Reply.text_stream(["Hello again."]))
-    session, window, hub = make(server, tmp_path)
-
-    async def first_run() -> None:
-        await turn(session, hub, window, "Remember me?")
-        await session.aclose()
-
-    run(qapp, first_run)
-    window.close()
+    remember_one_turn(qapp, server, tmp_path)
 
     # The app's order: the window shows first, then the session is made and attached.
     window = MainWindow()

@@ -9,7 +9,6 @@ translation sources (`.ts`) are made by `python scripts/translations.py` with
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
@@ -22,12 +21,9 @@ TRANSLATIONS = "translations"
 
 def translations_dir() -> Path:
     """`assets/translations`, from source or from a frozen bundle."""
-    bundle = getattr(sys, "_MEIPASS", None)
-    if getattr(sys, "frozen", False) and bundle:
-        candidate = Path(bundle) / "assets" / TRANSLATIONS
-        if candidate.is_dir():
-            return candidate
-    return Path(__file__).resolve().parents[2] / "assets" / TRANSLATIONS
+    from app.selftest import asset_path
+
+    return asset_path(TRANSLATIONS)
 
 
 def resolve_language(language: str, system: QLocale | None = None) -> str:
