@@ -1,9 +1,10 @@
-"""The `companion` command: the window (default), one headless turn, and config."""
+"""The `companion` command: parses the arguments, sets up logging and the settings, and
+runs a subcommand (`app.commands`): the window (default), one headless turn, config, the
+avatar."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import os
@@ -12,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from app import __version__
-
-EXIT_USAGE = 2
+from app.commands.common import EXIT_USAGE, fail, missing_library_message
+from app.commands.one_turn import CONVERSATION_HELP
+from app.redaction import Redactor
 
 
 def _model_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -64,60 +66,68 @@ def build_parser() -> argparse.ArgumentParser:
     turn.add_argument("--wav", required=True, type=Path, help="the question, as a WAV file")
     turn.add_argument("--out", type=Path, default=None, help="write the spoken reply here (WAV)")
     turn.add_argument("--json", action="store_true", help="print one JSON document")
+    turn.add_argument(
+        "--live",
+        action="store_true",
+        help="feed the file in real time as a microphone would; report every turn heard",
+    )
+    turn.add_argument(
+        "--conversation",
+        default=None,
+        metavar="new|latest|ID",
+        help=CONVERSATION_HELP + " (default: none, the turn is not saved)",
+    )
+
+    chat = sub.add_parser("chat", help="one typed turn, saved to the conversation history")
+    _model_flags(chat, suppress=True)
+    chat.add_argument("--text", required=True, help="what you say to the companion")
+    chat.add_argument(
+        "--conversation",
+        default="latest",
+        metavar="new|latest|ID",
+        help=CONVERSATION_HELP + " (default: latest)",
+    )
+    chat.add_argument("--out", type=Path, default=None, help="write the spoken reply here (WAV)")
+    chat.add_argument("--json", action="store_true", help="print one JSON document")
 
     config = sub.add_parser("config", help="where the config file is, and what it says")
     config.add_argument("action", choices=["path", "show"])
+
+    avatar = sub.add_parser("avatar", help="the avatar as a picture; a Live2D model checked")
+    avatar_sub = avatar.add_subparsers(dest="avatar_command", required=True)
+    snapshot = avatar_sub.add_parser("snapshot", help="render one frame of the avatar offscreen")
+    snapshot.add_argument("--model", type=Path, default=None, help="a Live2D model folder")
+    snapshot.add_argument("--expression", default=None, help="the expression tag to show")
+    snapshot.add_argument("--mouth", type=float, default=0.0, help="how open the mouth is, 0..1")
+    snapshot.add_argument("--out", type=Path, required=True, help="the PNG file to write")
+    check = avatar_sub.add_parser("check", help="can this Live2D model be shown, with which tags")
+    check.add_argument("model", type=Path, help="the Live2D model's folder or .model3.json")
+    check.add_argument("--facts", type=Path, default=None, help=argparse.SUPPRESS)  # the probe
     return parser
 
 
-def _settings(args: argparse.Namespace) -> Any:
+def _settings(args: argparse.Namespace, redactor: Redactor) -> Any:
     from app.config import load_settings
 
     settings = load_settings()
-    register_secrets(settings)
+    register_secrets(settings, redactor)
+    for warning in settings.file_warnings:  # a typo in the file is said, not ignored
+        print(f"companion: warning: {warning}", file=sys.stderr)
     if args.model:
         settings.chat.model = args.model
+        settings.set_by_option("chat.model", "--model")
     if args.base_url:
         settings.chat.base_url = args.base_url
+        settings.set_by_option("chat.base_url", "--base-url")
     return settings
 
 
-def register_secrets(settings: Any) -> None:
-    """Every key in the settings is masked in the logs from now on."""
-    from pydantic import BaseModel, SecretStr
+def register_secrets(settings: Any, redactor: Redactor) -> None:
+    """Every key in the settings is masked (in the logs) by `redactor` from now on."""
+    from app.config import secret_fields
 
-    from app.logs import add_secret
-
-    def walk(model: BaseModel) -> None:
-        for name in type(model).model_fields:
-            value = getattr(model, name)
-            if isinstance(value, SecretStr):
-                add_secret(value.get_secret_value())
-            elif isinstance(value, BaseModel):
-                walk(value)
-
-    walk(settings)
-
-
-def _fail(message: str, code: int = 1) -> int:
-    print(f"companion: {message}", file=sys.stderr)
-    return code
-
-
-# A shared library a frozen or installed app needs from the system: what to install.
-_SYSTEM_LIBRARIES = (
-    ("portaudio", "PortAudio", "libportaudio2 (Debian/Ubuntu) or portaudio (Fedora, Homebrew)"),
-    ("espeak", "espeak-ng", "espeak-ng (Debian/Ubuntu: espeak-ng-data and libespeak-ng1)"),
-)
-
-
-def missing_library_message(exc: BaseException) -> str | None:
-    """Words naming the package to install when `exc` is a missing PortAudio/espeak-ng."""
-    text = str(exc).lower()
-    for key, name, package in _SYSTEM_LIBRARIES:
-        if key in text:
-            return f"the {name} library was not found ({exc}). Install {package}, then start again."
-    return None
+    for _, _, value in secret_fields(settings):
+        redactor.add(value.get_secret_value())
 
 
 def _guard_streams() -> None:
@@ -130,24 +140,33 @@ def _guard_streams() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     _guard_streams()
-    try:
-        return _main(argv)
-    except (OSError, ImportError) as exc:
-        message = missing_library_message(exc)
-        if message is None:
-            raise
-        return _fail(message)
+    from app.audio.native_messages import routed_to_log
+
+    with routed_to_log():  # ALSA's and JACK's chatter goes to the log, not the terminal
+        try:
+            return _main(argv)
+        except (OSError, ImportError) as exc:
+            message = missing_library_message(exc)
+            if message is None:
+                raise
+            return fail(message)
 
 
 def _main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from app.logs import setup_logging
 
-    setup_logging([logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)])
+    redactor = Redactor()  # the configured keys join it once the settings are read
+    level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
+    setup_logging(level, redactor=redactor)
     if args.self_test:
-        from app import selftest
+        from app.checks import selftest
 
         return selftest.main(args.report)
+    if args.command == "avatar" and args.avatar_command == "check":  # needs no settings
+        from app.commands.avatar import run_check
+
+        return run_check(args.model, facts_to=args.facts)
     from app.config import ConfigError, config_path, masked_dump
 
     if args.command == "config":
@@ -155,146 +174,37 @@ def _main(argv: list[str] | None = None) -> int:
             print(config_path())
             return 0
         try:
-            settings = _settings(args)
+            settings = _settings(args, redactor)
         except ConfigError as exc:
-            return _fail(str(exc), EXIT_USAGE)
+            return fail(str(exc), EXIT_USAGE)
         print(json.dumps(masked_dump(settings), indent=2, ensure_ascii=False))
         return 0
     try:
-        settings = _settings(args)
+        settings = _settings(args, redactor)
     except ConfigError as exc:
-        return _fail(str(exc), EXIT_USAGE)
+        return fail(str(exc), EXIT_USAGE)
+    if args.command == "turn" and args.live:
+        from app.commands.live import run_live_command
+
+        return run_live_command(settings, args.wav, args.out, as_json=args.json)
     if args.command == "turn":
-        return run_turn_command(settings, args.wav, args.out, as_json=args.json)
+        from app.commands.turn import run_turn_command
+
+        return run_turn_command(
+            settings, args.wav, args.out, as_json=args.json, conversation=args.conversation
+        )
+    if args.command == "chat":
+        from app.commands.chat import run_chat_command
+
+        return run_chat_command(
+            settings, args.text, conversation=args.conversation, out=args.out, as_json=args.json
+        )
+    if args.command == "avatar":
+        from app.commands.avatar import run_snapshot
+
+        return run_snapshot(
+            settings, model=args.model, expression=args.expression, mouth=args.mouth, out=args.out
+        )
+    from app.commands.window import run_window
+
     return run_window(settings, quit_after=args.quit_after)
-
-
-def run_window(settings: Any, *, quit_after: float | None = None) -> int:
-    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-    if sys.platform.startswith("linux") and headless and not os.environ.get("QT_QPA_PLATFORM"):
-        # Qt would abort with a core dump; say it in words instead.
-        return _fail(
-            "no display found: the window needs a desktop session. Run it from one, "
-            "or use `companion turn --wav FILE` for one turn without a window.",
-            EXIT_USAGE,
-        )
-    if sys.platform.startswith("linux") and os.environ.get("WAYLAND_DISPLAY"):
-        # Qt's Wayland backend cannot keep a window on top or move it: prefer XWayland.
-        os.environ.setdefault("QT_QPA_PLATFORM", "xcb;wayland")
-    from app.ui import run_window as ui_run_window
-
-    def make_session() -> Any:
-        # Imported after the window shows (preloaded in a worker thread): app.session
-        # brings numpy, httpx, the agent and the audio stack.
-        try:
-            from app.session import VoiceSession
-
-            return VoiceSession(settings)
-        except (OSError, ImportError) as exc:
-            message = missing_library_message(exc)
-            if message is None:
-                raise
-            raise RuntimeError(message) from exc
-
-    try:
-        return ui_run_window(
-            make_session, settings=settings, preload=("app.session",), quit_after_s=quit_after
-        )
-    except Exception as exc:  # pragma: no cover - last resort: say it in words
-        message = missing_library_message(exc)
-        if message is not None:
-            return _fail(message)
-        logging.getLogger(__name__).exception("the window failed")
-        return _fail(f"the window could not run: {exc}")
-
-
-def run_turn_command(settings: Any, wav: Path, out: Path | None, *, as_json: bool) -> int:
-    from app.audio.wav import AudioFileError, read_wav_16k
-
-    try:
-        pcm = read_wav_16k(wav)
-    except AudioFileError as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    if out is not None and not out.parent.exists():
-        return _fail(f"{out.parent}: no such folder for --out", EXIT_USAGE)
-    try:
-        return asyncio.run(_turn(settings, pcm, out, as_json))
-    except KeyboardInterrupt:
-        return 130
-
-
-async def _turn(settings: Any, pcm: bytes, out: Path | None, as_json: bool) -> int:
-    import time
-
-    from app.agent.storage import InMemoryStorage
-    from app.audio.playback import MemorySink
-    from app.audio.wav import write_wav
-    from app.events import EventHub, Notice
-    from app.llm.errors import ProviderError
-    from app.session import VoiceSession, trim_to_speech
-
-    notices: list[str] = []
-    hub = EventHub()
-    hub.subscribe(lambda e: notices.append(e.message) if isinstance(e, Notice) else None)
-    sink = MemorySink()
-    try:
-        session = VoiceSession(settings, sink=sink, storage=InMemoryStorage(), events=hub)
-    except (ProviderError, ValueError) as exc:
-        return _fail(str(exc))
-    try:
-        started = time.perf_counter()
-        await session.load_models()
-        if notices:
-            return _fail(notices[0])
-        load_ms = (time.perf_counter() - started) * 1000
-        speech = await asyncio.to_thread(trim_to_speech, pcm, settings)
-        result = await session.turn_from_pcm(speech)
-    finally:
-        await session.aclose()
-    if out is not None and sink.sample_rate:
-        write_wav(out, sink.pcm, sink.sample_rate)
-    doc = result.to_json()
-    doc["load_ms"] = round(load_ms, 1)
-    doc["model"] = settings.chat.model
-    if out is not None:
-        doc["out"] = str(out)
-        doc["out_seconds"] = (
-            round(len(sink.pcm) / 2 / sink.sample_rate, 2) if sink.sample_rate else 0
-        )
-    if as_json:
-        print(json.dumps(doc, ensure_ascii=False, indent=2))
-    else:
-        _print_turn(doc)
-    if result.error:
-        if not as_json:
-            print(f"companion: {result.error}", file=sys.stderr)
-        return 1
-    if not result.heard:
-        if not as_json:
-            print("companion: no speech was recognised in the WAV file", file=sys.stderr)
-        return 1
-    return 0
-
-
-_STAGES = [
-    ("transcript_ms", "speech end → transcript"),
-    ("first_token_ms", "model first token"),
-    ("first_sentence_ms", "first sentence ready"),
-    ("first_audio_ms", "first audio ready"),
-    ("total_ms", "turn done"),
-]
-
-
-def _print_turn(doc: dict[str, Any]) -> None:
-    print(f"heard: {doc['heard']}")
-    for s in doc["sentences"]:
-        tag = f"[{', '.join(s['expressions'])}] " if s["expressions"] else ""
-        prefix = "(thinking) " if s["thinking"] else ""
-        print(f"  {prefix}{tag}{s['text']}")
-    print("timings (ms from the end of speech):")
-    for key, label in _STAGES:
-        if key in doc["timings_ms"]:
-            print(f"  {label:<26} {doc['timings_ms'][key]:8.0f}")
-    print(f"  (models loaded beforehand in {doc['load_ms']:.0f} ms)")
-    if "out" in doc:
-        print(f"reply audio: {doc['out']} ({doc['out_seconds']} s)")

@@ -21,6 +21,7 @@ class Status(enum.StrEnum):
     TRANSCRIBING = "transcribing"
     THINKING = "thinking"
     SPEAKING = "speaking"
+    REPLYING = "replying"  # the reply is shown, with no sound output to speak it
     MUTED = "mic off"
     IDLE = "ready"
     ERROR = "error"
@@ -146,6 +147,19 @@ class ConversationChanged:
     uid: str
 
 
+@dataclass(slots=True, frozen=True)
+class MemoryChanged:
+    """The long-term memory changed. `action`: remembered, updated, forgot, edited,
+    imported, cleared or undone; `texts` are the memories as they now read (what was
+    forgotten, for `forgot`). With `undoable`, `VoiceSession.memory.undo(change_id)`
+    takes it back (the "💭 Remembered: …" notice does it when clicked)."""
+
+    change_id: int
+    action: str
+    texts: tuple[str, ...]
+    undoable: bool = True
+
+
 SessionEvent = (
     StatusChanged
     | UserTranscript
@@ -162,6 +176,7 @@ SessionEvent = (
     | ConversationChanged
     | ToolUsed
     | PushToTalkChanged
+    | MemoryChanged
 )
 
 Listener = Callable[[SessionEvent], None]

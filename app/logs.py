@@ -1,63 +1,33 @@
 """Logging: to stderr and to a rotating file the user can send us, keys always masked.
 
 The file is `<data dir>/logs/companion.log` (three files of 1 MB at most). Every
-record passes through `RedactSecrets`, which masks anything shaped like an API key
-or a bearer token and every secret value registered with `add_secret` (the
-configured keys), so a key never reaches a log line, whatever the code logged.
-A log file that cannot be opened (a full or read-only disk) leaves stderr only.
+record passes through `RedactSecrets`, which masks it with the `Redactor` given to
+`setup_logging` (anything shaped like an API key or a token, and the secret values
+added to it: the configured keys), so a key never reaches a log line, whatever the
+code logged. A log file that cannot be opened (a full or read-only disk) leaves
+stderr only.
 """
 
 from __future__ import annotations
 
 import logging
 import logging.handlers
-import re
-import threading
+import sys
 from pathlib import Path
+
+from app.redaction import Redactor
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 MAX_BYTES = 1_000_000
 BACKUPS = 3
 
-# Shapes of credentials: OpenAI/Anthropic/OpenRouter/DeepSeek "sk-…", Google "AIza…",
-# Groq "gsk_…", bearer headers, `key=` query parameters and JSON "api_key" fields.
-_PATTERNS = [
-    re.compile(r"\b(?:sk|gsk|xai|pk)[-_][A-Za-z0-9_\-]{12,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-~+/]{12,}=*"),
-    re.compile(r"(?i)([?&](?:key|api_key|access_token)=)[^&\s\"']{6,}"),
-    re.compile(
-        r"(?i)(\"?(?:api[_-]?key|x-api-key|x-goog-api-key|authorization)\"?\s*[:=]\s*\"?)"
-        r"[^\s\"',}]{8,}"
-    ),
-]
-MASK = "***"
-
-_secrets: set[str] = set()
-_lock = threading.Lock()
-_log_file: Path | None = None
-
-
-def add_secret(value: str | None) -> None:
-    """Mask this exact value in every log record from now on."""
-    if value and len(value) >= 6:
-        with _lock:
-            _secrets.add(value)
-
-
-def redact(text: str) -> str:
-    """`text` with every known secret and anything shaped like a key masked."""
-    with _lock:
-        secrets = sorted(_secrets, key=len, reverse=True)
-    for secret in secrets:
-        text = text.replace(secret, MASK)
-    for pattern in _PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + MASK, text)
-    return text
-
 
 class RedactSecrets(logging.Filter):
     """Formats the record's message (with its arguments and traceback) and masks it."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -66,36 +36,84 @@ class RedactSecrets(logging.Filter):
             message = str(record.msg)
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
-        record.msg, record.args = redact(message), None
+        record.msg, record.args = self.redactor(message), None
         if record.exc_text:
-            record.exc_text = redact(record.exc_text)
+            record.exc_text = self.redactor(record.exc_text)
         record.exc_info = None if record.exc_text else record.exc_info
         return True
 
 
+class _LogFile(logging.handlers.RotatingFileHandler):
+    """The rotating file. A record it cannot write (a full disk) is left out and that is
+    said once on stderr, instead of a traceback for every record; it writes again
+    when it can."""
+
+    _failing = False  # since the last record that could not be written
+    _failed = False  # the record being written
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._failed = False
+        super().emit(record)
+        if not self._failed:
+            self._failing = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        self._failed = True
+        if self._failing:
+            return
+        self._failing = True
+        problem = sys.exc_info()[1]
+        sys.stderr.write(
+            f"companion: the log file {self.baseFilename} cannot be written ({problem}); "
+            "log lines go to the console only until it can\n"
+        )
+
+
+def _ours(handler: logging.Handler) -> bool:
+    return bool(getattr(handler, "_companion", False))
+
+
+def log_redactor() -> Redactor | None:
+    """The `Redactor` the log is masked with (None before `setup_logging`): a secret
+    added to it later (a token given while running) is masked in the log too."""
+    for handler in logging.getLogger().handlers:
+        if _ours(handler):
+            for found in handler.filters:
+                if isinstance(found, RedactSecrets):
+                    return found.redactor
+    return None
+
+
 def log_file() -> Path | None:
     """The log file in use, or None when logging goes to stderr only."""
-    return _log_file
+    for handler in logging.getLogger().handlers:
+        if _ours(handler) and isinstance(handler, logging.FileHandler):
+            return Path(handler.baseFilename)
+    return None
 
 
-def setup_logging(level: int = logging.WARNING, folder: Path | None = None) -> Path | None:
-    """Log at `level` to stderr and at INFO (at least) to the rotating file; returns
-    the file's path (None when it could not be opened)."""
-    global _log_file
+def setup_logging(
+    level: int = logging.WARNING,
+    folder: Path | None = None,
+    *,
+    redactor: Redactor | None = None,
+) -> Path | None:
+    """Log at `level` to stderr and at INFO (at least) to the rotating file, every record
+    masked by `redactor` (key shapes only when none is given); returns the file's path
+    (None when it could not be opened)."""
     root = logging.getLogger()
     for handler in list(root.handlers):
-        if getattr(handler, "_companion", False):
+        if _ours(handler):
             root.removeHandler(handler)
             handler.close()
-    redactor = RedactSecrets()
+    masking = RedactSecrets(redactor if redactor is not None else Redactor())
     console = logging.StreamHandler()
     console.setLevel(level)
     console.setFormatter(logging.Formatter(LOG_FORMAT))
-    console.addFilter(redactor)
+    console.addFilter(masking)
     console._companion = True  # type: ignore[attr-defined]
     root.addHandler(console)
     root.setLevel(min(level, logging.INFO))
-    _log_file = None
     if folder is None:
         from app.config import data_dir
 
@@ -103,7 +121,7 @@ def setup_logging(level: int = logging.WARNING, folder: Path | None = None) -> P
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "companion.log"
-        handler = logging.handlers.RotatingFileHandler(
+        handler = _LogFile(
             path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=False
         )
     except OSError as exc:
@@ -111,8 +129,7 @@ def setup_logging(level: int = logging.WARNING, folder: Path | None = None) -> P
         return None
     handler.setLevel(min(level, logging.INFO))
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
-    handler.addFilter(redactor)
+    handler.addFilter(masking)
     handler._companion = True  # type: ignore[attr-defined]
     root.addHandler(handler)
-    _log_file = path
     return path

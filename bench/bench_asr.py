@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.speech import SpeechConfig
-from app.speech.adapters.whisper_local import WhisperLocalClient
+from app.speech import SpeechClient, SpeechConfig
+from app.speech.adapters.whisper_local import WhisperLocalAdapter
 from tests.test_speech_wer import (
     FULL_GRID,
     SNRS,
@@ -53,7 +53,7 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def whole_utterance_ms(client: WhisperLocalClient, pcm: bytes) -> tuple[float, str]:
+async def whole_utterance_ms(client: SpeechClient, pcm: bytes) -> tuple[float, str]:
     async def once() -> AsyncIterator[bytes]:
         yield pcm
 
@@ -64,7 +64,7 @@ async def whole_utterance_ms(client: WhisperLocalClient, pcm: bytes) -> tuple[fl
     return (time.perf_counter() - start) * 1000, text
 
 
-async def live_stream_ms(client: WhisperLocalClient, pcm: bytes) -> tuple[float, str, int]:
+async def live_stream_ms(client: SpeechClient, pcm: bytes) -> tuple[float, str, int]:
     audio = pcm + bytes(int(TRAILING_SILENCE_S * 32000) // 2 * 2)
     ended = 0.0
 
@@ -91,7 +91,7 @@ def report(name: str, values: list[float]) -> None:
     )
 
 
-async def latency(client: WhisperLocalClient, folder: Path, runs: int, live: bool) -> None:
+async def latency(client: SpeechClient, folder: Path, runs: int, live: bool) -> None:
     pcm = synthesize(UTTERANCE, folder, voice="en-us", speed=165)
     print(f"\nSpeech end → final transcript, {len(pcm) / 32000:.1f} s utterance: {UTTERANCE!r}")
     await whole_utterance_ms(client, pcm)  # warm-up
@@ -108,7 +108,7 @@ async def latency(client: WhisperLocalClient, folder: Path, runs: int, live: boo
         print(f"    partial events per utterance: mean {statistics.mean(partials):.1f}")
 
 
-async def wer_table(client: WhisperLocalClient, folder: Path) -> None:
+async def wer_table(client: SpeechClient, folder: Path) -> None:
     clips = make_clips(folder, FULL_GRID)
     print("\nWord error rate, whisper_local (tiny.en) on espeak-ng speech")
     print(f"  {len(clips)} clips: voices x speeds {', '.join(f'{v}@{s}' for v, s in FULL_GRID)}")
@@ -142,7 +142,7 @@ async def main() -> None:
     parser.add_argument("--skip-live", action="store_true")
     parser.add_argument("--skip-wer", action="store_true")
     args = parser.parse_args()
-    client = WhisperLocalClient(SpeechConfig(enabled=True, partial_interval_s=1.0))
+    client = SpeechClient(WhisperLocalAdapter(SpeechConfig(enabled=True, partial_interval_s=1.0)))
     start = time.perf_counter()
     await client.load()
     print(f"model load {1000 * (time.perf_counter() - start):.0f} ms")

@@ -1,4 +1,4 @@
-"""Barge-in figures on the simulated room (`app.audio.echo.SimulatedRoom`).
+"""Barge-in figures on the simulated room (`app.audio.simulated_room.SimulatedRoom`).
 
 1. False barge-ins: the companion's real TTS (pyttsx3 with the default voice), many
    sentences, played into a room (delay 30/55/80 ms, attenuation -6/-12/-20 dB,
@@ -43,14 +43,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.audio.echo import (  # noqa: E402
-    RATE,
-    EchoCanceller,
-    HalfDuplex,
-    SimulatedRoom,
-    WebRtcEchoCanceller,
-    room_barge_ins,
-)
+from app.audio.echo import RATE, EchoCanceller, HalfDuplex, WebRtcEchoCanceller  # noqa: E402
+from app.audio.simulated_room import SimulatedRoom, room_barge_ins  # noqa: E402
 from app.audio.vad import BargeInDetector, SileroVad  # noqa: E402
 from app.audio.wav import read_wav_16k  # noqa: E402
 from app.config import Settings, TTSSettings  # noqa: E402
@@ -275,14 +269,14 @@ async def session_run(
                 while (
                     not any(isinstance(e, TurnFinished) for e in seen)
                     or session.busy
-                    or session._barge is not None
+                    or session.barge.pending
                     or any(t.get_name() in ("barge-in", "voice-turn") for t in session._tasks)
                 ):
                     await asyncio.sleep(0.05)
         finally:
             await session.aclose()
             listener.cancel()
-    heard = [e.text for e in seen if isinstance(e, UserTranscript)][1:]
+    heard = [e.text for e in seen if isinstance(e, UserTranscript) and e.final][1:]
     onset = None
     if room.stopped_at and room.voices:
         onset = (room.stopped_at[0] - room.voices[0][0]) / RATE * 1000

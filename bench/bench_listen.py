@@ -4,9 +4,12 @@
 
 1. CPU: process CPU time while `VoiceSession.listen` hears `--seconds` of real-time
    silence (digital zeros, then a quiet room at -60 dBFS), as a % of one core
-   (budget ≤ 2 %), with the VAD's room-noise gate off and on; then `SileroVad` +
-   `Endpointer` alone (CPU s per audio s) on silence, the room, and someone talking
-   in it (espeak-ng), with the model calls the gate saved.
+   (budget ≤ 2 %), with the VAD's room-noise gate off and on; then while someone talks
+   (espeak-ng phrases in that room): the whole listening path with the words heard
+   while they speak (whisper at pauses and intervals, the turn model) and without
+   (whisper once per turn, after it), the difference being what hearing ahead costs;
+   then `SileroVad` + `Endpointer` alone (CPU s per audio s) on silence, the room, and
+   the talking, with the model calls the gate saved.
 2. Barge-in decision → playback silent: `sink.stop()` while a sentence plays, to the
    last chunk leaving `MemorySink(realtime=True)`, and to `play()` returning on a
    `SoundDeviceSink` on a PulseAudio null sink (budget ≤ 50 ms).
@@ -38,14 +41,10 @@ sys.path.insert(0, str(ROOT))
 
 from app.agent.storage import InMemoryStorage  # noqa: E402
 from app.audio.capture import ChunkListSource  # noqa: E402
-from app.audio.echo import (  # noqa: E402
-    HalfDuplex,
-    StreamResampler,
-    WebRtcEchoCanceller,
-    room_echo,
-    run_room,
-)
+from app.audio.echo import HalfDuplex, WebRtcEchoCanceller  # noqa: E402
 from app.audio.playback import MemorySink, SoundDeviceSink  # noqa: E402
+from app.audio.resample import resample  # noqa: E402
+from app.audio.simulated_room import room_echo, run_room  # noqa: E402
 from app.audio.vad import BargeInDetector, Endpointer, GateConfig, SileroVad  # noqa: E402
 from app.audio.wav import read_wav_16k  # noqa: E402
 from app.config import Settings, TTSSettings  # noqa: E402
@@ -119,27 +118,46 @@ def vad_path_cpu(chunks: list[bytes], gate: bool) -> tuple[float, int]:
     return 100 * cpu / (len(chunks) * 512 / 16_000), vad.model_calls - calls0
 
 
-async def listen_cpu(seconds: float, noise_dbfs: float | None, gate: bool = True) -> float:
-    from app import session as session_module
-    from app.session import VoiceSession
+async def listen_cpu(
+    seconds: float,
+    noise_dbfs: float | None,
+    gate: bool = True,
+    *,
+    chunks: list[bytes] | None = None,
+    hearing: bool = True,
+) -> tuple[float, dict[str, float]]:
+    """% of one core while `VoiceSession.listen` hears `chunks` (default: the room) in
+    real time, and what the turn-taking did meanwhile."""
+    from app.session import VoiceSession, listening
 
-    if not gate:  # the session makes its own SileroVad: one without the gate
+    if not gate:  # the listener makes its own SileroVad: one without the gate
         gateless = partial(SileroVad, gate=GateConfig(enabled=False))
-        session_module.SileroVad = gateless  # type: ignore[assignment,misc]
+        listening.SileroVad = gateless  # type: ignore[assignment,misc]
     settings = Settings()
     settings.chat.model = "openai-compatible/none"
     settings.chat.base_url = "http://127.0.0.1:9/v1"
+    settings.turn.live_transcript = hearing
     session = VoiceSession(settings, sink=MemorySink(), storage=InMemoryStorage())
-    chunks = room_chunks(seconds, noise_dbfs)
-    # Load Silero first: the figure is the steady state, not the model load.
-    warm = ChunkListSource(chunks[:10])
-    await session.listen(warm)
+    chunks = chunks if chunks is not None else room_chunks(seconds, noise_dbfs)
+    # Load the models first: the figure is the steady state, not the model load.
+    await session.load_models()
+    await session.listen(ChunkListSource(room_chunks(0.5, noise_dbfs)))
     cpu0, wall0 = time.process_time(), time.perf_counter()
     await session.listen(ChunkListSource(chunks, realtime=True))
+    while session.user_turns.pending or session.busy:  # the last turn's words, if any
+        await asyncio.sleep(0.05)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    taking = session.listener.taking
+    heard = taking.hearing if taking is not None else None
+    done = {
+        "transcriptions": float(heard.calls if heard is not None else 0),
+        "transcribing_s": heard.busy_s if heard is not None else 0.0,
+        "turn_model_calls": float(taking.questions if taking is not None else 0),
+        "turns": float(session.turns.turn_ids),
+    }
     await session.aclose()
-    session_module.SileroVad = SileroVad  # type: ignore[misc]
-    return 100 * cpu / wall
+    listening.SileroVad = SileroVad  # type: ignore[misc]
+    return 100 * cpu / wall, done
 
 
 # ----- 2. barge-in decision → silence ------------------------------------------------
@@ -208,7 +226,7 @@ def room_counts(
     false_, trials, detected, user_trials = 0, 0, 0, 0
     for i, reply in enumerate(replies):
         played = np.frombuffer(reply.pcm, "<i2")
-        played16 = StreamResampler(reply.sample_rate).push(played)
+        played16 = resample(played, reply.sample_rate)
         for delay in delays_ms:
             mic = room_echo(played16, delay_ms=delay, attenuation_db=attenuation_db, seed=i)
             for user in [None, users[i % len(users)]]:
@@ -266,11 +284,20 @@ async def main() -> None:
     print(f"  VoiceSession.listen, {args.seconds:g} s fed in real time (% of one core):")
     print("                         gate off   gate on")
     for label, noise in (("digital silence", None), ("quiet room -60 dBFS", -60.0)):
-        off = await listen_cpu(args.seconds, noise, gate=False)
-        on = await listen_cpu(args.seconds, noise, gate=True)
+        off, _ = await listen_cpu(args.seconds, noise, gate=False)
+        on, _ = await listen_cpu(args.seconds, noise, gate=True)
         print(f"  {label:22s} {off:6.2f} %  {on:6.2f} %")
-    print("  SileroVad + Endpointer alone, 60 s of audio (% of one core; model calls):")
     talk = talk_chunks(60.0)
+    speaking = talk[: int(args.seconds * 16_000 / 512)]
+    print(f"  while someone talks in that room ({args.seconds:g} s; % of one core):")
+    for label, hearing in (("words heard ahead", True), ("words heard after", False)):
+        cpu, done = await listen_cpu(args.seconds, -60.0, chunks=speaking, hearing=hearing)
+        print(
+            f"  {label:22s} {cpu:6.1f} %   ({done['turns']:.0f} turns, "
+            f"{done['transcriptions']:.0f} transcriptions ahead taking "
+            f"{done['transcribing_s']:.1f} s, {done['turn_model_calls']:.0f} turn-model calls)"
+        )
+    print("  SileroVad + Endpointer alone, 60 s of audio (% of one core; model calls):")
     for label, chunks in (
         ("digital silence", room_chunks(60.0, None)),
         ("quiet room -60 dBFS", room_chunks(60.0, -60.0)),

@@ -2,8 +2,8 @@
 
     python bench/bench_tts.py [--runs 20] [--openai-endpoint URL --openai-model M]
 
-For each engine available here (pyttsx3/espeak-ng, hibari, and an OpenAI-compatible
-server when an endpoint is given, its key from OPENAI_API_KEY; without one, the
+For each engine available here (pyttsx3/espeak-ng, hibari, the default `auto`, and an
+OpenAI-compatible server when an endpoint is given, its key from OPENAI_API_KEY; without one, the
 loopback test server, which measures the client's own overhead only) it prints the
 cold start (a new engine's first sentence, model load included), then, warm, the
 time from the call to the first audio chunk and to the whole clip, and how much
@@ -87,6 +87,13 @@ async def main() -> None:
         await bench("hibari", HibariEngine, args.runs)
     else:
         print("hibari         not installed (pip install hibari-tts)")
+
+    from app.config import TTSSettings
+    from app.tts import create_tts_engine
+
+    # The default (`tts.engine = "auto"`): hibari for this English sentence, loaded in
+    # the background as the window opens (its load is what "cold" shows).
+    await bench("auto (default)", lambda: create_tts_engine(TTSSettings()), args.runs)
 
     from app.tts.openai_speech import OpenAISpeechEngine
 

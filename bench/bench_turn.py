@@ -3,8 +3,9 @@
     python bench/bench_turn.py [--runs 10] [--model local/smollm2] [--base-url URL]
 
 Each run feeds an espeak-ng question through the real pipeline (Silero VAD trim,
-faster-whisper tiny.en, the chat model, the reply pipeline, pyttsx3) into a
-memory sink, measured from the end of speech. It prints figures; it asserts nothing.
+faster-whisper tiny.en, the chat model, the reply pipeline, the configured voice:
+by default hibari for English) into a memory sink, measured from the end of speech.
+It prints figures; it asserts nothing.
 The app's own overhead is the time to first audio minus what the parts themselves
 took: ASR inference, model time to first token and first-fragment tokens, and
 the first sentence's synthesis.
@@ -30,7 +31,9 @@ from app.config import load_settings
 from app.session import VoiceSession, trim_to_speech
 from app.tts import SynthesizedAudio
 
-QUESTION = "Hello there, can you tell me what's on my screen right now?"
+# Not a question about the screen: the embedded model would then look first (a
+# screenshot and OCR), which is its own stage, not the turn's latency.
+QUESTION = "Hello there, can you tell me what the weather is like today?"
 
 
 class TimedTTS:
@@ -47,6 +50,11 @@ class TimedTTS:
         audio: SynthesizedAudio = await self.inner.synthesize(text, voice, rate)  # type: ignore[attr-defined]
         self.durations.append((time.perf_counter() - start) * 1000)
         return audio
+
+    async def load(self) -> None:
+        load = getattr(self.inner, "load", None)
+        if callable(load):
+            await load()
 
     async def voices(self) -> list[object]:
         return await self.inner.voices()  # type: ignore[attr-defined, no-any-return]
@@ -75,14 +83,15 @@ async def main() -> None:
         wav = Path(tmp) / "q.wav"
         subprocess.run(["espeak-ng", "-v", "en-us", "-w", str(wav), QUESTION], check=True)
         pcm = trim_to_speech(read_wav_16k(wav), settings)
-    from app.tts.pyttsx3_engine import Pyttsx3Engine
+    from app.tts import create_tts_engine
 
-    tts = TimedTTS(Pyttsx3Engine(rate=settings.tts.rate))
+    tts = TimedTTS(create_tts_engine(settings.tts))
     session = VoiceSession(settings, sink=MemorySink(), storage=InMemoryStorage(), tts=tts)  # type: ignore[arg-type]
     t = time.perf_counter()
     await session.load_models()
     print(
-        f"model: {settings.chat.model}; models loaded in {(time.perf_counter() - t) * 1000:.0f} ms"
+        f"model: {settings.chat.model}; voice: {settings.tts.engine}; "
+        f"models loaded in {(time.perf_counter() - t) * 1000:.0f} ms"
     )
     await session.transcribe(pcm)  # warm-up
     rows: dict[str, list[float]] = {}

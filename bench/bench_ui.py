@@ -196,20 +196,10 @@ FRAMES_CHILD = textwrap.dedent(
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication
     app = QApplication([])
-    from app.events import (AssistantSentence, EventHub, MouthLevel, Status, StatusChanged,
+    from app.events import (AssistantSentence, MouthLevel, Status, StatusChanged,
                             TurnFinished, UserTranscript)
-    from app.avatar.state import EXPRESSIONS
     from app.ui.main_window import MainWindow
-
-    class Session:
-        def __init__(self):
-            self.events = EventHub()
-            self.expressions = EXPRESSIONS
-        async def start(self): pass
-        def set_mic_enabled(self, enabled): pass
-        async def send_text(self, text): pass
-        def interrupt(self): pass
-        async def aclose(self): pass
+    from tests.ui_sessions import ScriptedSession as Session  # does nothing when driven
 
     seconds = float(sys.argv[1])
     session = Session()
@@ -315,21 +305,10 @@ MEMORY_CHILD = textwrap.dedent(
 
     app = QApplication([])
     from app.config import Settings
-    from app.events import EventHub
-    from app.avatar.state import EXPRESSIONS
     from app.session import build_speech
     from app.ui.app import Shell
     from app.ui.main_window import MainWindow
-
-    class Session:
-        def __init__(self):
-            self.events = EventHub()
-            self.expressions = EXPRESSIONS
-        async def start(self): pass
-        def set_mic_enabled(self, enabled): pass
-        async def send_text(self, text): pass
-        def interrupt(self): pass
-        async def aclose(self): pass
+    from tests.ui_sessions import ScriptedSession as Session  # does nothing when driven
 
     idle_s = float(sys.argv[1])
     figures = {}

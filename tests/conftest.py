@@ -13,6 +13,18 @@ ESPEAK = shutil.which("espeak-ng")
 
 
 @pytest.fixture(autouse=True)
+def memory_learning_off(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Learning asks the chat model after each turn; tests that count or script the chat
+    requests are not about that, so it is off outside the memory's own tests (test_memory_*
+    and tests marked `memory_learning`), which keep the user's default (on)."""
+    module = request.node.module.__name__.rsplit(".", 1)[-1] if request.node.module else ""
+    if not module.startswith("test_memory") and not request.node.get_closest_marker(
+        "memory_learning"
+    ):
+        monkeypatch.setenv("COMPANION_MEMORY__LEARN", "false")
+
+
+@pytest.fixture(autouse=True)
 def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Every test gets its own config file location and data folder, and no real keys."""
     monkeypatch.setenv("COMPANION_CONFIG", str(tmp_path / "config" / "config.toml"))

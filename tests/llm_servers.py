@@ -14,13 +14,18 @@ hangs up (`client_closed`).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
+import struct
 import threading
 import time
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from app.llm.events import TERMINAL_KINDS
 
@@ -110,6 +115,177 @@ def anthropic_events(
     return events
 
 
+# ------------------------------------------------------ Mistral's chunks ----
+
+
+def mistral_sse(delta: dict[str, Any], **options: Any) -> bytes:
+    """One Mistral chat-completion chunk (its ids are 32 hex digits, its model named)."""
+    options.setdefault("chunk_id", "0c6d2b0e5f4a4f0b9a0e6f4f1c2d3e4f")
+    options.setdefault("model", "mistral-small-latest")
+    return sse(chat_chunk(delta, **options))
+
+
+def mistral_events(
+    *,
+    text: Iterable[str] = (),
+    thinking: Iterable[str] = (),
+    calls: Iterable[tuple[str, str, str]] = (),
+    finish_reason: str = "stop",
+    usage: dict[str, int] | None = None,
+) -> list[bytes]:
+    """A reply as Mistral streams it: thinking as `thinking` content parts, then text,
+    then each tool call whole in one chunk (`(id, name, arguments)`), and the last
+    chunk with the finish reason and the usage together."""
+    events = [mistral_sse({"role": "assistant", "content": ""})]
+    for piece in thinking:
+        part = {"type": "thinking", "thinking": [{"type": "text", "text": piece}]}
+        events.append(mistral_sse({"content": [part]}))
+    events += [mistral_sse({"content": piece}) for piece in text]
+    for index, (call_id, name, arguments) in enumerate(calls):
+        call = {"id": call_id, "function": {"name": name, "arguments": arguments}, "index": index}
+        events.append(mistral_sse({"tool_calls": [call]}))
+    usage = usage or {"prompt_tokens": 21, "completion_tokens": 9, "total_tokens": 30}
+    last = chat_chunk(
+        {"content": ""},
+        finish_reason=finish_reason,
+        model="mistral-small-latest",
+        chunk_id="0c6d2b0e5f4a4f0b9a0e6f4f1c2d3e4f",
+    )
+    events.append(sse({**last, "usage": usage}))
+    events.append(b"data: [DONE]\n\n")
+    return events
+
+
+# ------------------------------------------- AWS's event-stream framing ----
+# Built from AWS's documented format: a prelude of the total length and the headers'
+# length (big-endian uint32 each) and their CRC32, the headers (name length as one
+# byte, name, value type 7 for a string, value length as uint16, value), the payload,
+# and a CRC32 of everything before it.
+
+
+def eventstream_message(headers: dict[str, str], payload: bytes) -> bytes:
+    encoded = b""
+    for name, value in headers.items():
+        raw = value.encode()
+        encoded += bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(raw)) + raw
+    prelude = struct.pack(">II", 12 + len(encoded) + len(payload) + 4, len(encoded))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    message = prelude + encoded + payload
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def bedrock_event(kind: str, payload: dict[str, Any]) -> bytes:
+    """One ConverseStream event; AWS pads each payload with a `p` field of random length."""
+    body = json.dumps({**payload, "p": "abcdefghijklmnopqrstuvwxyzABCDEF"[: 5 + len(kind) % 20]})
+    headers = {":event-type": kind, ":content-type": "application/json", ":message-type": "event"}
+    return eventstream_message(headers, body.encode())
+
+
+def bedrock_exception(kind: str, message: str) -> bytes:
+    headers = {
+        ":exception-type": kind,
+        ":content-type": "application/json",
+        ":message-type": "exception",
+    }
+    return eventstream_message(headers, json.dumps({"message": message}).encode())
+
+
+def bedrock_events(
+    *,
+    text: Iterable[str] = (),
+    thinking: Iterable[str] = (),
+    signature: str | None = None,
+    calls: Iterable[tuple[str, str, Iterable[str]]] = (),
+    stop_reason: str | None = "end_turn",
+    usage: dict[str, int] | None = None,
+    end: bool = True,
+) -> list[bytes]:
+    """A reply as ConverseStream sends it: reasoning (its signature last), text, and tool
+    calls (`(id, name, input JSON pieces)`), each block by its index; then `messageStop`
+    and `metadata`. Without `end` it stops after the blocks."""
+    events = [bedrock_event("messageStart", {"role": "assistant"})]
+    index = 0
+    thinking = list(thinking)
+    if thinking or signature:
+        for piece in thinking:
+            delta = {"reasoningContent": {"text": piece}}
+            events.append(
+                bedrock_event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
+            )
+        if signature:
+            delta = {"reasoningContent": {"signature": signature}}
+            events.append(
+                bedrock_event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
+            )
+        events.append(bedrock_event("contentBlockStop", {"contentBlockIndex": index}))
+        index += 1
+    text = list(text)
+    if text:
+        for piece in text:
+            delta = {"text": piece}
+            events.append(
+                bedrock_event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
+            )
+        events.append(bedrock_event("contentBlockStop", {"contentBlockIndex": index}))
+        index += 1
+    for call_id, name, pieces in calls:
+        start = {"toolUse": {"toolUseId": call_id, "name": name}}
+        events.append(
+            bedrock_event("contentBlockStart", {"contentBlockIndex": index, "start": start})
+        )
+        for piece in pieces:
+            delta = {"toolUse": {"input": piece}}
+            events.append(
+                bedrock_event("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
+            )
+        events.append(bedrock_event("contentBlockStop", {"contentBlockIndex": index}))
+        index += 1
+    if end:
+        events.append(bedrock_event("messageStop", {"stopReason": stop_reason}))
+        usage = usage or {"inputTokens": 25, "outputTokens": 12, "totalTokens": 37}
+        events.append(bedrock_event("metadata", {"usage": usage, "metrics": {"latencyMs": 321}}))
+    return events
+
+
+def verify_sigv4(request: RecordedRequest, secret_key: str, *, region: str, service: str) -> bool:
+    """Whether the request's SigV4 signature is right for what arrived, checked the way
+    AWS documents it (the canonical request, the string to sign, the derived key); for
+    every service but S3 the path is encoded once more in the canonical request."""
+    authorization = request.headers.get("authorization", "")
+    if not authorization.startswith("AWS4-HMAC-SHA256 "):
+        return False
+    fields = dict(part.strip().split("=", 1) for part in authorization[17:].split(","))
+    signed = fields["SignedHeaders"].split(";")
+    path, _, query = request.path.partition("?")
+    pairs = sorted(
+        tuple(quote(x, safe="-_.~") for x in pair.split("=", 1))
+        for pair in query.split("&")
+        if pair
+    )
+    canonical = "\n".join(
+        [
+            request.method,
+            quote(path, safe="/~"),
+            "&".join("=".join(pair) for pair in pairs),
+            "".join(f"{name}:{' '.join(request.headers[name].split())}\n" for name in signed),
+            ";".join(signed),
+            hashlib.sha256(request.body).hexdigest(),
+        ]
+    )
+    stamp = request.headers["x-amz-date"]
+    scope = f"{stamp[:8]}/{region}/{service}/aws4_request"
+    to_sign = "\n".join(
+        ["AWS4-HMAC-SHA256", stamp, scope, hashlib.sha256(canonical.encode()).hexdigest()]
+    )
+    key = f"AWS4{secret_key}".encode()
+    for part in (stamp[:8], region, service, "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    expected = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    return fields["Credential"].endswith(scope) and hmac.compare_digest(
+        expected, fields["Signature"]
+    )
+
+
 @dataclass
 class Reply:
     """One scripted answer. `chunks` go out one by one, `delay` seconds apart; with
@@ -147,6 +323,22 @@ class Reply:
             chunks=anthropic_events(pieces, **options),
             delay=delay,
         )
+
+    @classmethod
+    def bedrock_stream(
+        cls, events: list[bytes], *, delay: float = 0.0, drop: bool = False
+    ) -> Reply:
+        """A ConverseStream reply: the event-stream messages, one per chunk."""
+        return cls(
+            headers={"content-type": "application/vnd.amazon.eventstream"},
+            chunks=events,
+            delay=delay,
+            drop=drop,
+        )
+
+    @classmethod
+    def mistral_stream(cls, events: list[bytes], *, delay: float = 0.0) -> Reply:
+        return cls(headers={"content-type": "text/event-stream"}, chunks=events, delay=delay)
 
     @classmethod
     def json(cls, payload: Any, *, status: int = 200) -> Reply:

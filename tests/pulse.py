@@ -301,3 +301,50 @@ class PulseServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class MonitorTap:
+    """`parec` from the sink's monitor into a file while in the `with` block: what a
+    listener in the room heard (16 kHz mono s16le), for tests that only ask whether
+    sound came out (`loud_s`), not when."""
+
+    RATE = 16_000
+
+    def __init__(self, server: PulseServer, path: Path) -> None:
+        self._server, self.path = server, path
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> MonitorTap:
+        self._process = subprocess.Popen(
+            [
+                "parec",
+                f"--device={MONITOR}",
+                "--format=s16le",
+                f"--rate={self.RATE}",
+                "--channels=1",
+                "--latency-msec=20",
+                "--raw",
+                str(self.path),
+            ],
+            env=self._server.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait(timeout=5)
+
+    def loud_s(self, threshold: int = 500) -> float:
+        """Seconds recorded so far whose samples are louder than `threshold`."""
+        import numpy as np
+
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            return 0.0
+        samples = np.frombuffer(data[: len(data) // 2 * 2], dtype="<i2")
+        return float(np.count_nonzero(np.abs(samples.astype(np.int32)) > threshold)) / self.RATE

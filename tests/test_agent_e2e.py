@@ -54,6 +54,8 @@ def make_session(
     settings = Settings(tools=tools or {}, mcp={"servers": mcp or {}})
     settings.chat.model = "openai-compatible/scripted"
     settings.chat.base_url = server.base_url
+    # these tests count the chat requests; the memory's own are tested in test_memory_*
+    settings.memory.learn = False
     settings.agent.chat_supports_vision = True
     for key, value in agent.items():
         setattr(settings.agent, key, value)

@@ -4,8 +4,10 @@ generation counter, resuming a conversation and user images."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from app.agent import BatchInput, FileStorage, InMemoryStorage, MemoryAgent, SentenceOutput
@@ -174,7 +176,8 @@ async def test_in_memory_and_file_storage_behave_the_same_for_amendments(tmp_pat
 
 
 async def test_a_hundred_thousand_character_reply_is_spoken_and_kept_whole() -> None:
-    pieces = ["This is one more sentence of a very long answer. "] * 2041
+    # Sentences that never repeat (a repeating reply is a loop, which the guard stops).
+    pieces = [f"This is sentence {n} of a very long answer. " for n in range(3000)]
     text = "".join(pieces)[:100_000]
     core, _, storage = make_core([Step(text=[text[i : i + 50] for i in range(0, len(text), 50)])])
     agent = MemoryAgent(core)
@@ -189,3 +192,62 @@ async def test_unbalanced_think_and_bracket_tags_do_not_lose_the_turn() -> None:
     out = [s async for s in agent.chat(BatchInput(["hm"]))]
     assert out  # something was shown
     assert storage.load("c", core.history_uid)[-1].text == "<think>never closed [joy and [ no end"
+
+
+async def test_a_tool_status_comes_between_the_sentences_around_it() -> None:
+    async def clock(args: Nothing, ctx: ToolContext) -> str:
+        return "12:00"
+
+    core, _, _ = make_core(
+        [Step(text=["Let me ", "check"], calls=[call("clock")]), Step(text=["It is ", "noon."])],
+        tools=[tool("clock", clock)],
+    )
+    agent = MemoryAgent(core)
+    out = [item async for item in agent.chat(BatchInput(["what time is it?"]))]
+    shown = [
+        item.display_text if isinstance(item, SentenceOutput) else f"<{item.name}>"
+        for item in out
+        if not (isinstance(item, SentenceOutput) and item.is_thinking)
+    ]
+    assert shown == ["Let me check", "<clock>", "It is noon."]
+
+
+async def test_reasoning_comes_typed_and_is_never_parsed_as_tags() -> None:
+    # A typed reasoning channel that happens to contain "</think>" and a tag: it is all
+    # thinking (shown, never spoken, no expression), and the answer after it is spoken.
+    core, _, _ = make_core([Step(thinking="Use [joy]. </think> Not the answer.", text=["Hi!"])])
+    agent = MemoryAgent(core)
+    out = [s async for s in agent.chat(BatchInput(["hello"]))]
+    sentences = [s for s in out if isinstance(s, SentenceOutput)]
+    thinking = [s for s in sentences if s.is_thinking]
+    assert " ".join(s.display_text for s in thinking) == "Use [joy]. </think> Not the answer."
+    assert all(not s.tts_text and not s.actions.expressions for s in thinking)
+    assert [(s.display_text, s.tts_text) for s in sentences if not s.is_thinking] == [
+        ("Hi!", "Hi!")
+    ]
+
+
+async def test_what_was_said_before_a_failure_is_shown_then_the_error() -> None:
+    from app.agent import AgentTurnError
+    from app.llm import ProviderConnectionError
+
+    class FailsMidReply:
+        provider = "scripted"
+
+        async def stream(self, request: object) -> AsyncIterator[object]:
+            from app.llm.events import BlockInfo, EventEmitter
+
+            emit = EventEmitter("scripted", "m")
+            yield emit.started("r")
+            info = BlockInfo(0, "b0", "text")
+            yield emit.delta(info, "text", "Half a sent", "Half a sent")
+            yield emit.failed(ProviderConnectionError("the connection dropped"))
+
+    core, _, _ = make_core([Step(text=["unused"])])
+    core.provider = FailsMidReply()  # type: ignore[assignment]
+    agent = MemoryAgent(core)
+    out: list[object] = []
+    with pytest.raises(AgentTurnError):
+        async for item in agent.chat(BatchInput(["hi"])):
+            out.append(item)
+    assert [s.display_text for s in out if isinstance(s, SentenceOutput)] == ["Half a sent"]

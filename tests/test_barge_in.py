@@ -1,6 +1,6 @@
 """Microphone modes (always-on, push-to-talk, muted) and barge-in, through the real
 listening loop: real Silero VAD, real WebRTC AEC3, real whisper, a scripted chat
-server on loopback. Barge-in runs in a simulated room (`app.audio.echo.SimulatedRoom`)
+server on loopback. Barge-in runs in a simulated room (`app.audio.simulated_room.SimulatedRoom`)
 whose speaker and microphone advance in lock-step on the microphone's sample clock,
 so no outcome depends on how fast the machine is."""
 
@@ -18,12 +18,13 @@ import pytest
 
 from app.agent.storage import InMemoryStorage
 from app.audio.capture import WavFileSource
-from app.audio.echo import SimulatedRoom, WebRtcEchoCanceller, create_echo_canceller
+from app.audio.echo import WebRtcEchoCanceller, create_echo_canceller
 from app.audio.playback import AudioSink, MemorySink
+from app.audio.simulated_room import SimulatedRoom
 from app.audio.wav import read_wav_16k
 from app.config import Settings
 from app.events import EventHub, SessionEvent, TurnFinished, UserTranscript
-from app.session import VoiceSession, build_speech
+from app.session import TurnResult, VoiceSession, build_speech
 from app.speech import SpeechClient, TranscriptionEvent
 from app.tts import SynthesizedAudio, TTSEngine, Voice
 from tests.llm_servers import Reply, ScriptedChatServer
@@ -45,6 +46,8 @@ def make_session(
     settings = settings or Settings()
     settings.chat.model = "openai-compatible/scripted"
     settings.chat.base_url = server.base_url
+    # these tests count the chat requests; the memory's own are tested in test_memory_*
+    settings.memory.learn = False
     seen: list[SessionEvent] = []
     hub = EventHub()
     hub.subscribe(seen.append)
@@ -88,7 +91,8 @@ async def wait_turn(seen: list[SessionEvent], timeout: float = 60) -> None:
 
 
 def transcripts(seen: list[SessionEvent]) -> list[str]:
-    return [e.text for e in seen if isinstance(e, UserTranscript)]
+    """What the user said, turn by turn (the final words; partial ones come before)."""
+    return [e.text for e in seen if isinstance(e, UserTranscript) and e.final]
 
 
 async def test_push_to_talk_ignores_speech_while_the_key_is_up(
@@ -209,10 +213,25 @@ async def settled(session: VoiceSession, seen: list[SessionEvent], turns: int) -
         while (
             sum(isinstance(e, TurnFinished) for e in seen) < turns
             or session.busy
-            or session._barge is not None
+            or session.barge.pending
             or any(t.get_name() in ("barge-in", "voice-turn") for t in session._tasks)
         ):
             await asyncio.sleep(0.05)
+
+
+async def answered_in_room(
+    session: VoiceSession, seen: list[SessionEvent], room: SimulatedRoom, turns: int
+) -> TurnResult:
+    """Ask by typing while the session listens in the room, until `turns` turns have
+    settled; then close the session."""
+    listener = asyncio.create_task(session.listen(room))
+    try:
+        result = await asyncio.wait_for(session.send_text("Tell me about the sea"), 60)
+        await settled(session, seen, turns)
+    finally:
+        await session.aclose()
+        listener.cancel()
+    return result
 
 
 async def test_speaking_over_the_companion_interrupts_it_and_becomes_the_next_turn(
@@ -226,14 +245,8 @@ async def test_speaking_over_the_companion_interrupts_it_and_becomes_the_next_tu
         session, seen = in_room(srv, room, speech=heard_by)
         # 1.6 s into the reply: after the canceller's warm-up (1.5 s of its voice).
         room.say(user, after_played_s=1.6)
-        listener = asyncio.create_task(session.listen(room))
-        try:
-            result = await asyncio.wait_for(session.send_text("Tell me about the sea"), 60)
-            await settled(session, seen, 2)
-        finally:
-            await session.aclose()
-            listener.cancel()
-    assert result.interrupted and session.barge_ins == 1 and session.resumes == 0
+        result = await answered_in_room(session, seen, room, 2)
+    assert result.interrupted and session.barge.count == 1 and session.barge.resumes == 0
     # Barge-in needs 500 ms of speech: it came soon after the user started (room time).
     user_at = room.voices[0][0]
     assert len(room.stopped_at) >= 1
@@ -263,15 +276,9 @@ async def test_the_companions_own_voice_and_a_short_cough_do_not_interrupt(
         room = SimulatedRoom(delay_ms=40, attenuation_db=-6)  # loud speakers
         session, seen = in_room(srv, room)
         room.say(cough, after_played_s=2.0)
-        listener = asyncio.create_task(session.listen(room))
-        try:
-            result = await asyncio.wait_for(session.send_text("Tell me about the sea"), 60)
-            await settled(session, seen, 1)
-        finally:
-            await session.aclose()
-            listener.cancel()
+        result = await answered_in_room(session, seen, room, 1)
     assert len(room.voices) == 1  # the cough was there, over the voice
-    assert not result.interrupted and session.barge_ins == 0
+    assert not result.interrupted and session.barge.count == 0
     assert transcripts(seen) == ["Tell me about the sea"]
     # Both sentences were played to the end: the echo never stopped the speaker.
     assert room.stopped_at == [] and room.played_s > 6
@@ -314,14 +321,8 @@ async def test_a_barge_in_without_words_resumes_where_it_stopped(question_wav: P
         room = SimulatedRoom(delay_ms=60, attenuation_db=-10)
         session, seen = in_room(srv, room, speech=NoWords())
         room.say(voice(question_wav), after_played_s=1.6)
-        listener = asyncio.create_task(session.listen(room))
-        try:
-            result = await asyncio.wait_for(session.send_text("Tell me about the sea"), 60)
-            await settled(session, seen, 1)
-        finally:
-            await session.aclose()
-            listener.cancel()
-    assert session.barge_ins == 1 and session.resumes == 1
+        result = await answered_in_room(session, seen, room, 1)
+    assert session.barge.count == 1 and session.barge.resumes == 1
     assert not result.interrupted and len(room.stopped_at) == 1
     stored = session.agent.core.storage  # the whole reply was heard, nothing interrupted
     saved = stored.load("default", stored.list_histories("default")[0])
@@ -389,14 +390,8 @@ async def test_two_utterances_in_one_barge_in_make_one_turn(
         )
         session, seen = in_room(srv, room, speech=held)
         room.say(both, after_played_s=1.6)
-        listener = asyncio.create_task(session.listen(room))
-        try:
-            result = await asyncio.wait_for(session.send_text("Tell me about the sea"), 60)
-            await settled(session, seen, 2)
-        finally:
-            await session.aclose()
-            listener.cancel()
-    assert result.interrupted and session.barge_ins == 1
+        result = await answered_in_room(session, seen, room, 2)
+    assert result.interrupted and session.barge.count == 1
     # Both utterances were transcribed, into one turn: one more request, not two. (The
     # first one's words overlapped the companion's voice, so whisper may slip on them;
     # the second was said in silence.)

@@ -15,17 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.audio.echo import (
-    FarEndBuffer,
-    HalfDuplex,
-    SimulatedRoom,
-    StreamResampler,
-    WebRtcEchoCanceller,
-    create_echo_canceller,
-    room_barge_ins,
-    room_echo,
-    run_room,
-)
+from app.audio.echo import FarEndBuffer, HalfDuplex, WebRtcEchoCanceller, create_echo_canceller
+from app.audio.resample import resample
+from app.audio.simulated_room import SimulatedRoom, room_barge_ins, room_echo, run_room
 from app.audio.vad import FRAME_MS, BargeInDetector, SileroVad
 from app.audio.wav import read_wav_16k
 from app.config import TTSSettings
@@ -75,7 +67,7 @@ def simulate(
     for i, reply in enumerate(replies):
         played = np.frombuffer(reply.pcm, "<i2")
         mic = room_echo(
-            StreamResampler(reply.sample_rate).push(played),
+            resample(played, reply.sample_rate),
             delay_ms=30 + (i * 10) % 50,
             attenuation_db=attenuation_db,
             seed=i,
@@ -113,19 +105,6 @@ def test_a_user_speaking_over_the_companion_is_detected_through_aec(
 ) -> None:
     detected = simulate(replies, user_voice, aec=True, attenuation_db=-10)
     assert detected >= len(replies) * 2 // 3
-
-
-def test_the_resampler_has_no_seams_between_chunks() -> None:
-    rng = np.random.default_rng(1)
-    signal = (np.sin(np.arange(22_050) * 2 * np.pi * 300 / 22_050) * 8000).astype(np.int16)
-    signal += rng.integers(-50, 50, signal.size).astype(np.int16)
-    whole = StreamResampler(22_050).push(signal)
-    r = StreamResampler(22_050)
-    pieces = np.concatenate([r.push(signal[i : i + 882]) for i in range(0, signal.size, 882)])
-    assert abs(pieces.size - 16_000) <= 2
-    n = min(whole.size, pieces.size)
-    # chunk edges only change the box filter's edge samples a little
-    assert np.max(np.abs(whole[:n] - pieces[:n])) < 300
 
 
 def test_the_far_end_queue_is_bounded_and_zero_filled() -> None:
@@ -193,6 +172,46 @@ def test_the_reference_is_placed_by_the_clock_not_by_how_late_the_mic_is() -> No
     assert abs(first - 1600) <= 1  # at 100 ms: when it was played
     assert got_old[0] == 1000  # the old way: wherever the reading had got to
     assert buf.end_index == 2 * 16_000 + 1600 + 1600
+
+
+def test_a_resampled_reference_is_placed_by_the_clock_despite_the_resamplers_delay() -> None:
+    """The speaker's 22.05 kHz reference comes out of soxr in blocks, tens of ms after
+    its input: each sentence still starts on the microphone sample of the moment it was
+    played, and the tail soxr owed of the first goes where it belonged, not in front of
+    the second."""
+    clock = Clock()
+    buf = FarEndBuffer(clock)
+    for i in range(100):  # 2 s of microphone read on time: the clock's origin is known
+        clock.t = 100.0 + (i + 1) * 0.02
+        buf.take(320)
+    rate, step = 22_050, 220  # 10 ms slices, as the sound device sink publishes them
+    t = np.arange(rate // 2) / rate  # 0.5 s, then 0.2 s (within the 1 s backlog)
+    first = (np.sin(2 * np.pi * 440 * t) * 8000).astype(np.int16)
+    second = (np.sin(2 * np.pi * 660 * t[: rate // 5]) * 8000).astype(np.int16)
+    # The first sentence starts playing 100 ms after the mic read, a slice every 10 ms
+    # (the mic side is late meanwhile).
+    for start in range(0, first.size, step):
+        clock.t = 102.1 + start / rate
+        buf.push(first[start : start + step], rate)
+    clock.t = 102.6
+    got = [buf.take(3200)]  # the microphone reads 200 ms (to 2.2 s): the tail is ahead
+    for start in range(0, second.size, step):  # the second, 300 ms after the first's end
+        clock.t = 102.9 + start / rate
+        buf.push(second[start : start + step], rate)
+    clock.t = 104.0
+    got.append(buf.take(16_000))  # to 3.2 s
+    heard = np.concatenate(got).astype(np.int32)  # microphone samples from 2.0 s on
+
+    def placed(signal: np.ndarray, at: int) -> np.ndarray:
+        ref = np.clip(resample(signal, rate), -32768, 32767).astype(np.int32)
+        return heard[at - 32_000 : at - 32_000 + ref.size] - ref
+
+    assert not np.any(heard[:1600])  # nothing before 2.1 s
+    assert np.max(np.abs(placed(first, 33_600))) <= 1  # all of it, tail included
+    assert not np.any(heard[41_600 - 32_000 : 46_400 - 32_000])  # silence between
+    owed = buf._resampler.pending if buf._resampler else 0
+    assert np.max(np.abs(placed(second, 46_400)[: 3200 - owed])) <= 1  # at 2.9 s
+    assert buf.end_index == 46_400 + 3200
 
 
 def test_after_the_echo_the_raw_microphone_is_used() -> None:

@@ -7,12 +7,10 @@ settings' VAD config), fed as fast as it goes with the same minute of room noise
 * No speech starts and no utterance comes out of a room with nobody in it.
 * Memory: what Python holds (tracemalloc, numpy arrays included) at the end of
   minute 10 is within 512 kB of the end of minute 2.
-* CPU: no creep. Each minute is also run through a fresh `SileroVad` and
-  `Endpointer`, taking turns every 10 s of audio; the soaked pair's CPU relative to
-  the fresh pair's, over minutes 8-10, is at most 1.5x what it was over minutes 1-3.
-  A ratio of ratios: the load of a shared machine slows both alike. The model's call
-  count, which does not
-  depend on the machine at all, must not creep either.
+* Work: no creep. The model's call count per minute, which does not depend on the
+  machine at all, must not grow. CPU time is printed (each minute also through a
+  fresh `SileroVad` and `Endpointer`, as a ratio of ratios), never asserted: a test
+  does not assert durations; `bench/bench_soak.py` reports the CPU figures.
 """
 
 from __future__ import annotations
@@ -109,7 +107,6 @@ def test_ten_minutes_of_a_quiet_room_hear_nothing_and_do_not_creep() -> None:
     )
     assert events == [], "a room with nobody in it made speech"
     assert growth_kb < 512
-    assert creep < 1.5
     # The gate keeps the model off the room: after the first minute a handful of calls
     # a minute (around the clicks), and no more at the end than at the start.
     assert max(calls[1:]) < 0.03 * len(minute)

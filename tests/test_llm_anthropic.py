@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
+import re
 from pathlib import Path
 
 import pytest
@@ -109,15 +109,23 @@ async def test_overloaded_529_then_success_is_retried() -> None:
     assert events[0].scope.attempt == 2
 
 
-async def test_rate_limit_waits_as_long_as_retry_after_says() -> None:
+async def test_rate_limit_waits_as_long_as_retry_after_says(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     body = {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}}
     limited = Reply.error(429, body, {"retry-after": "0.3"})
-    with ScriptedChatServer([limited, Reply.anthropic_stream(["ok"])]) as server:
-        started = time.monotonic()
+    with caplog.at_level(logging.INFO), ScriptedChatServer(
+        [limited, Reply.anthropic_stream(["ok"])]
+    ) as server:
         events = await _collect(_client(server))
-        waited = time.monotonic() - started
     assert events[-1].kind == "response.completed"
-    assert waited >= 0.3
+    # The wait the client chose (and slept) is the server's retry-after, plus jitter.
+    (waited,) = [
+        float(m.group(1))
+        for r in caplog.records
+        if (m := re.search(r"Trying again in ([\d.]+) s", r.getMessage()))
+    ]
+    assert 0.3 <= waited <= 0.5
     assert len(server.requests) == 2
 
 
@@ -215,11 +223,11 @@ async def test_cancel_while_waiting_on_a_silent_server_ends_at_once() -> None:
         task = asyncio.create_task(consume())
         while not _text_deltas(events):
             await asyncio.sleep(0.01)
-        started = time.monotonic()
         client.cancel()
-        await asyncio.wait_for(task, 2)
-        assert time.monotonic() - started < 1
-        assert server.client_closed.wait(2)
+        # The server never ends the stream and the timeout is 30 s: only the
+        # cancellation can end it within the guard.
+        await asyncio.wait_for(task, 15)
+        assert server.client_closed.wait(5)
     assert_well_formed(events)
     assert events[-1].kind == "response.cancelled"
     assert not task.cancelled()
@@ -265,13 +273,11 @@ async def test_a_stream_that_never_ends_times_out_within_the_timeout() -> None:
         hang=True,
     )
     with ScriptedChatServer([reply]) as server:
-        started = time.monotonic()
-        events = await _collect(_client(server, timeout=0.3))
-        elapsed = time.monotonic() - started
-        assert server.client_closed.wait(2)
+        # The server hangs for ever: only the client's own timeout can end this.
+        events = await asyncio.wait_for(_collect(_client(server, timeout=0.3)), 30)
+        assert server.client_closed.wait(5)
     assert isinstance(events[-1].error, ProviderTimeoutError)
-    assert "did not answer within 0.3 seconds" in str(events[-1].error)
-    assert 0.3 <= elapsed < 1.5
+    assert "stopped answering: nothing came for 0.3 seconds" in str(events[-1].error)
 
 
 async def test_complete_sends_a_plain_request_and_reads_the_json_message() -> None:

@@ -16,6 +16,8 @@ from app.llm import (
     LLMRequest,
     Msg,
     NativeBlock,
+    OverloadedError,
+    ProviderStreamError,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -24,6 +26,7 @@ from app.llm import (
     ValidationError,
 )
 from app.llm.events import EventEmitter
+from app.llm.transform import NO_RESULT
 from app.llm.wire.anthropic import AnthropicStreamParser, to_wire
 from tests.llm_servers import WIRE_FIXTURES, anthropic_events, assert_well_formed
 from tests.test_llm_openai_chat_wire import summarize
@@ -172,7 +175,7 @@ def test_a_tool_call_without_a_result_gets_an_error_result() -> None:
     assert body["messages"][2]["content"][0] == {
         "type": "tool_result",
         "tool_use_id": "toolu_x",
-        "content": "No result: the tool call was interrupted before it finished.",
+        "content": NO_RESULT,
         "is_error": True,
     }
     assert body["messages"][2]["content"][1] == {"type": "text", "text": "never mind"}
@@ -322,7 +325,11 @@ def test_a_mid_stream_error_event_is_a_typed_failure() -> None:
         "error", '{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}'
     )
     assert_well_formed(events)
-    assert type(events[-1].error).__name__ == "OverloadedError"
+    error = events[-1].error
+    assert isinstance(error, ProviderStreamError)
+    assert isinstance(error, OverloadedError)
+    assert type(error.cause).__name__ == "OverloadedError"
+    assert error.semantic_output_emitted
     assert events[-1].semantic_output_emitted
 
 

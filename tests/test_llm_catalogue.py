@@ -106,7 +106,8 @@ def test_off_is_never_a_reasoning_level() -> None:
 
 def test_every_reasoning_model_says_how_its_level_is_set() -> None:
     for name, info in CATALOGUE.items():
-        if info.reasoning and name != "deepseek-reasoner":  # always thinks; nothing to set
+        always_thinks = name in ("deepseek-reasoner", "magistral-small", "magistral-medium")
+        if info.reasoning and not always_thinks:  # those have nothing to set
             assert info.thinking_style is not None, name
         if not info.reasoning:
             assert info.thinking_style is None, name
@@ -152,3 +153,31 @@ def test_clamping_accepts_a_route() -> None:
     assert clamp_thinking_level("openai/o4-mini", "xhigh") == L.HIGH
     assert clamp_thinking_level("openrouter/anthropic/claude-3.7-sonnet", "low") == L.LOW
     assert clamp_thinking_level("local/smollm2", "high") == L.OFF
+
+
+@pytest.mark.parametrize(
+    ("model", "window", "vision", "cache"),
+    [
+        ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", 200_000, True, "long"),
+        ("global.anthropic.claude-haiku-4-5-20251001-v1:0", 200_000, True, "long"),
+        ("anthropic.claude-3-5-haiku-20241022-v1:0", 200_000, False, "short"),
+        ("anthropic.claude-3-haiku-20240307-v1:0", 200_000, True, "none"),
+        (
+            "arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0",
+            300_000,
+            True,
+            "short",
+        ),
+        ("mistral.mistral-large-2407-v1:0", 128_000, True, "none"),
+    ],
+)
+def test_bedrock_ids_find_their_family_past_region_and_vendor(model, window, vision, cache) -> None:
+    info = model_info("bedrock", model)
+    assert (info.context_window, info.vision, info.cache_points) == (window, vision, cache)
+
+
+def test_mistral_models_are_known() -> None:
+    assert model_info("mistral", "mistral-small-latest").clamp("low") == L.HIGH
+    assert model_info("mistral", "magistral-medium-2509").reasoning
+    assert not model_info("mistral", "codestral-latest").vision
+    assert clamp_thinking_level("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "low") == L.LOW

@@ -3,9 +3,11 @@ reply comes out the same: same events, text, tool calls, finish reason and usage
 
 Each recorded stream in `../shared/fixtures/wire/<protocol>/` (those with an
 `.expected.json` oracle: the multi-response recording is not one reply) is cut at
-arbitrary byte positions, through the SSE framing in memory and over loopback HTTP, and
-compared with the same stream read whole. A protocol is tested once its wire module
-exists in `app/llm/wire/`.
+arbitrary byte positions, through the wire's framing in memory and over loopback HTTP,
+and compared with the same stream read whole. A protocol is tested once its wire module
+exists in `app/llm/wire/`. Mistral and Bedrock, with no public recordings, are tested on
+streams built in their documented shapes (Bedrock's in AWS's binary event-stream
+framing, whose prelude and checksums a cut can fall inside).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 import functools
 import itertools
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,13 +28,14 @@ from hypothesis import strategies as st
 from app.llm import LLMRequest, Msg, create_provider_client
 from app.llm.events import EventEmitter, ModelStreamEvent
 from app.llm.http_client import HttpWireClient, load_wire
-from app.llm.wire.sse import iter_sse
 from tests.llm_servers import (
     WIRE_FIXTURES,
     Reply,
     ScriptedChatServer,
     assert_well_formed,
+    bedrock_events,
     fixture_body,
+    mistral_events,
 )
 
 LABEL = "The recording"
@@ -43,6 +47,59 @@ ROUTES: dict[str, tuple[str, Literal["responses", "chat"]]] = {
     "openai_responses": ("openai/recorded-model", "responses"),
     "anthropic": ("anthropic/recorded-model", "responses"),
     "gemini": ("gemini/recorded-model", "responses"),
+    "mistral": ("mistral/mistral-small-latest", "chat"),
+    "bedrock": ("bedrock/anthropic.claude-sonnet-4-5-20250929-v1:0", "responses"),
+}
+CONTENT_TYPES = {"bedrock": "application/vnd.amazon.eventstream"}
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """A stream built in a provider's documented shape, standing in for a recording."""
+
+    name: str
+    body: bytes
+
+    @property
+    def stem(self) -> str:
+        return self.name
+
+
+SCRIPTED = {
+    "mistral": [
+        Scripted(
+            "mistral-thinking-text-tools",
+            b"".join(
+                mistral_events(
+                    thinking=["Weighing ", "the time zones… ", "ok"],
+                    text=["Il est ", "midi à Paris — ", "je vérifie."],
+                    calls=[("D681PevKs", "clock", '{"zone": "CET"}'), ("a1B2c3D4e", "clock", "{}")],
+                    finish_reason="tool_calls",
+                )
+            ),
+        )
+    ],
+    "bedrock": [
+        Scripted(
+            "bedrock-thinking-text-tools",
+            b"".join(
+                bedrock_events(
+                    thinking=["Weighing ", "the zones… ", "ok"],
+                    signature="EqQBCkYIBxgCKkA+sig/=",
+                    text=["It is ", "noon in Paris — ", "checking."],
+                    calls=[("tooluse_kZJMlvQm", "clock", ['{"zo', 'ne": "C', 'ET"}'])],
+                    stop_reason="tool_use",
+                    usage={
+                        "inputTokens": 40,
+                        "outputTokens": 20,
+                        "totalTokens": 60,
+                        "cacheReadInputTokens": 30,
+                    },
+                )
+            ),
+        ),
+        Scripted("bedrock-text", b"".join(bedrock_events(text=["Bonjour, ", "ça va ?"]))),
+    ],
 }
 
 
@@ -55,7 +112,13 @@ def _recordings() -> list[Any]:
             oracle = path.with_name(path.name.removesuffix(path.suffix) + ".expected.json")
             if path.suffix in (".sse", ".jsonl") and oracle.is_file():
                 cases.append(pytest.param(wire, path, id=f"{wire}/{path.stem}"))
+        for scripted in SCRIPTED.get(wire, ()):
+            cases.append(pytest.param(wire, scripted, id=f"{wire}/{scripted.name}"))
     return cases
+
+
+def _body(source: Path | Scripted) -> bytes:
+    return source.body if isinstance(source, Scripted) else fixture_body(source)
 
 
 RECORDINGS = _recordings()
@@ -95,13 +158,14 @@ async def _parse_in_memory(wire_name: str, chunks: list[bytes]) -> list[ModelStr
     route = ROUTES[wire_name][0]
     provider, _, model = route.partition("/")
     parser = wire.new_parser(EventEmitter(provider, model), label=LABEL, secrets=())
+    content_type = CONTENT_TYPES.get(wire_name, "text/event-stream")
     response = httpx.Response(
-        200, headers={"content-type": "text/event-stream"}, stream=_ByteChunks(chunks)
+        200, headers={"content-type": content_type}, stream=_ByteChunks(chunks)
     )
     events: list[ModelStreamEvent] = []
-    async for sse in iter_sse(response):
+    async for name, data in wire.FRAMING.events(response):
         if not parser.terminated:
-            events += parser.feed_sse(sse.event, sse.data)
+            events += parser.feed_sse(name, data)
     events += parser.finish(done=True)
     return events
 
@@ -152,7 +216,8 @@ def _stream_over_http(
     loopback: _Loopback, wire_name: str, chunks: list[bytes]
 ) -> tuple[list[ModelStreamEvent], str]:
     """The chunks served on loopback and read by the real client; also its label."""
-    loopback.reply = Reply(headers={"content-type": "text/event-stream"}, chunks=chunks)
+    content_type = CONTENT_TYPES.get(wire_name, "text/event-stream")
+    loopback.reply = Reply(headers={"content-type": content_type}, chunks=chunks)
     client = loopback.client(wire_name)
     route = ROUTES[wire_name][0]
     request = LLMRequest(model=route, messages=[Msg.user("Hello")], stream=True)
@@ -206,8 +271,10 @@ def _outcome(events: list[ModelStreamEvent], label: str = LABEL) -> tuple[Any, .
 
 
 @functools.cache
-def _whole(wire_name: str, path: Path) -> tuple[bytes, list[tuple[Any, ...]], tuple[Any, ...]]:
-    body = fixture_body(path)
+def _whole(
+    wire_name: str, path: Path | Scripted
+) -> tuple[bytes, list[tuple[Any, ...]], tuple[Any, ...]]:
+    body = _body(path)
     events = asyncio.run(_parse_in_memory(wire_name, [body]))
     assert_well_formed(events)
     return body, _events(events), _outcome(events)
@@ -218,7 +285,7 @@ def test_there_are_recordings_to_chunk() -> None:
 
 
 @pytest.mark.parametrize(("wire", "path"), RECORDINGS)
-def test_byte_at_a_time_gives_the_same_reply(wire: str, path: Path) -> None:
+def test_byte_at_a_time_gives_the_same_reply(wire: str, path: Path | Scripted) -> None:
     body, events, outcome = _whole(wire, path)
     chunked = asyncio.run(_parse_in_memory(wire, [body[i : i + 1] for i in range(len(body))]))
     assert_well_formed(chunked)
@@ -230,7 +297,7 @@ def test_byte_at_a_time_gives_the_same_reply(wire: str, path: Path) -> None:
 @EXAMPLES
 @given(data=st.data())
 def test_any_chunking_through_the_sse_framing_gives_the_same_reply(
-    wire: str, path: Path, data: st.DataObject
+    wire: str, path: Path | Scripted, data: st.DataObject
 ) -> None:
     body, events, outcome = _whole(wire, path)
     cuts = data.draw(_cuts(len(body), max_cuts=200), label="cuts")
@@ -244,7 +311,7 @@ def test_any_chunking_through_the_sse_framing_gives_the_same_reply(
 @settings(EXAMPLES, max_examples=20)
 @given(data=st.data())
 def test_any_chunking_over_loopback_http_gives_the_same_reply(
-    loopback: _Loopback, wire: str, path: Path, data: st.DataObject
+    loopback: _Loopback, wire: str, path: Path | Scripted, data: st.DataObject
 ) -> None:
     body, events, outcome = _whole(wire, path)
     cuts = data.draw(_cuts(len(body), max_cuts=40), label="cuts")
@@ -252,3 +319,11 @@ def test_any_chunking_over_loopback_http_gives_the_same_reply(
     assert_well_formed(streamed)
     assert _outcome(streamed, label) == outcome
     assert _events(streamed) == events
+
+
+@pytest.mark.parametrize(
+    ("wire", "path"), [p for p in RECORDINGS if isinstance(p.values[1], Scripted)]
+)
+def test_the_built_streams_are_whole_replies(wire: str, path: Scripted) -> None:
+    outcome = _whole(wire, path)[2]
+    assert outcome[0] == "response.completed", outcome

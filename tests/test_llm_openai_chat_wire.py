@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from app.llm import (
+    ContextOverflowError,
     ImageBlock,
     ImageFileRef,
     LLMRequest,
     Msg,
+    ProviderStreamError,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -21,6 +23,7 @@ from app.llm import (
     ValidationError,
 )
 from app.llm.events import EventEmitter
+from app.llm.transform import NO_RESULT
 from app.llm.wire.openai_chat import ChatStreamParser, to_wire
 from tests.llm_servers import WIRE_FIXTURES, assert_well_formed, chat_chunk
 
@@ -222,7 +225,10 @@ def test_error_object_inside_the_stream_becomes_a_typed_failure() -> None:
     parser = ChatStreamParser(EventEmitter("openrouter", "m"), label="OpenRouter")
     events = parser.feed({"error": {"message": "prompt is too long: 300000 tokens", "code": 400}})
     assert events[-1].kind == "response.failed"
-    assert type(events[-1].error).__name__ == "ContextOverflowError"
+    error = events[-1].error
+    assert isinstance(error, ProviderStreamError)
+    assert isinstance(error, ContextOverflowError)
+    assert type(error.cause).__name__ == "ContextOverflowError"
 
 
 @pytest.mark.parametrize(
@@ -275,7 +281,7 @@ def test_a_tool_call_without_a_result_gets_an_error_tool_message() -> None:
     messages = to_wire(request, model="m")["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "user"]
     assert messages[3]["tool_call_id"] == "call_b"
-    assert messages[3]["content"].startswith("Error: No result")
+    assert messages[3]["content"] == f"Error: {NO_RESULT}"
 
 
 def test_long_or_odd_tool_call_ids_are_normalised_for_the_call_and_its_result() -> None:

@@ -15,6 +15,7 @@ from app.agent.storage import InMemoryStorage
 from app.audio.playback import MemorySink
 from app.config import Settings
 from app.events import EventHub, Notice, SessionEvent, Status, StatusChanged
+from app.redaction import Redactor
 from app.session import VoiceSession
 from tests.llm_servers import Reply, ScriptedChatServer
 
@@ -24,8 +25,13 @@ PLAIN = "hunter2-" + "plainsecret"  # no key shape: only masked once registered
 
 
 @pytest.fixture
-def logfile(tmp_path: Path) -> Iterator[Path]:
-    path = logs.setup_logging(logging.WARNING, tmp_path / "logs")
+def redactor() -> Redactor:
+    return Redactor()
+
+
+@pytest.fixture
+def logfile(tmp_path: Path, redactor: Redactor) -> Iterator[Path]:
+    path = logs.setup_logging(logging.WARNING, tmp_path / "logs", redactor=redactor)
     assert path is not None
     yield path
     for handler in list(logging.getLogger().handlers):
@@ -39,8 +45,10 @@ def flush() -> None:
         handler.flush()
 
 
-def test_keys_never_reach_the_log_file_whatever_was_logged(logfile: Path) -> None:
-    logs.add_secret(PLAIN)
+def test_keys_never_reach_the_log_file_whatever_was_logged(
+    logfile: Path, redactor: Redactor
+) -> None:
+    redactor.add(PLAIN)
     log = logging.getLogger("companion.test")
     log.warning("request failed with key %s and header Authorization: Bearer %s", KEY, KEY)
     log.warning("https://generativelanguage.googleapis.com/v1beta/models?key=%s&alt=sse", GOOGLE)

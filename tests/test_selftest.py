@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app import selftest
+from app.assets import asset_path
+from app.checks import selftest
 from app.cli import missing_library_message
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +80,7 @@ def test_a_warning_passes_and_a_raised_error_fails_in_words() -> None:
 
 
 def test_the_clip_ships_in_assets() -> None:
-    assert selftest.asset_path(selftest.CLIP).is_file()
+    assert asset_path(selftest.CLIP).is_file()
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import pytest
 
 from app.speech import (
     SpeechAuthError,
+    SpeechClient,
     SpeechConfig,
     SpeechConnectionError,
     SpeechError,
@@ -23,14 +24,14 @@ from app.speech import (
 from app.speech.adapters.dashscope_funasr import (
     DEFAULT_MODEL,
     PACKET_BYTES,
-    DashScopeFunASRClient,
+    DashScopeFunASRAdapter,
     Transcript,
     join_sentences,
 )
 from tests.speech_servers import AudioSource, DashScopeServer, tone
 
 
-def client_for(server: DashScopeServer, **changes: Any) -> DashScopeFunASRClient:
+def client_for(server: DashScopeServer, **changes: Any) -> SpeechClient:
     fields: dict[str, Any] = {
         "enabled": True,
         "adapter": "dashscope_funasr",
@@ -38,17 +39,15 @@ def client_for(server: DashScopeServer, **changes: Any) -> DashScopeFunASRClient
     }
     fields.update(changes)
     client = create_speech_client(SpeechConfig(**fields), api_key=server.api_key)
-    assert isinstance(client, DashScopeFunASRClient)
+    assert client is not None and isinstance(client.adapter, DashScopeFunASRAdapter)
     return client
 
 
-async def run(client: DashScopeFunASRClient, pcm: bytes, **source: Any) -> list[TranscriptionEvent]:
+async def run(client: SpeechClient, pcm: bytes, **source: Any) -> list[TranscriptionEvent]:
     return [e async for e in client.stream(AudioSource.from_pcm(pcm, **source).chunks())]
 
 
-async def run_failing(
-    client: DashScopeFunASRClient, pcm: bytes, error: type[SpeechError]
-) -> SpeechError:
+async def run_failing(client: SpeechClient, pcm: bytes, error: type[SpeechError]) -> SpeechError:
     events: list[TranscriptionEvent] = []
     with pytest.raises(error) as caught:
         async for event in client.stream(AudioSource.from_pcm(pcm).chunks()):
@@ -156,7 +155,7 @@ async def test_a_refused_key_is_an_auth_error_without_the_key() -> None:
             SpeechConfig(enabled=True, adapter="dashscope_funasr", endpoint=server.url),
             api_key="sk-wrong-key-9999999",
         )
-        assert isinstance(client, DashScopeFunASRClient)
+        assert client is not None and isinstance(client.adapter, DashScopeFunASRAdapter)
         error = await run_failing(client, tone(0.5), SpeechAuthError)
     assert "sk-wrong-key-9999999" not in str(error)
 
@@ -185,5 +184,5 @@ async def test_a_malformed_event_is_a_protocol_error(fail: str) -> None:
 
 def test_run_task_is_valid_json_without_a_language() -> None:
     config = SpeechConfig(enabled=True, adapter="dashscope_funasr", language=None)
-    task = DashScopeFunASRClient(config, api_key="k").run_task("0" * 32)
+    task = DashScopeFunASRAdapter(config, api_key="k").run_task("0" * 32)
     assert "language_hints" not in json.loads(json.dumps(task))["payload"]["parameters"]

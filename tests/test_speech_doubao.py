@@ -12,6 +12,7 @@ import pytest
 
 from app.speech import (
     SpeechAuthError,
+    SpeechClient,
     SpeechConfig,
     SpeechConnectionError,
     SpeechError,
@@ -21,7 +22,7 @@ from app.speech import (
     TranscriptionEvent,
     create_speech_client,
 )
-from app.speech.adapters.doubao_asr import DEFAULT_RESOURCE_ID, PACKET_BYTES, DoubaoASRClient
+from app.speech.adapters.doubao_asr import DEFAULT_RESOURCE_ID, PACKET_BYTES, DoubaoASRAdapter
 from app.speech.adapters.doubao_frames import (
     Compression,
     Flags,
@@ -34,7 +35,7 @@ from app.speech.adapters.doubao_frames import (
 from tests.speech_servers import AudioSource, DoubaoServer, tone
 
 
-def client_for(server: DoubaoServer, **changes: Any) -> DoubaoASRClient:
+def client_for(server: DoubaoServer, **changes: Any) -> SpeechClient:
     fields: dict[str, Any] = {
         "enabled": True,
         "adapter": "doubao_asr",
@@ -43,16 +44,16 @@ def client_for(server: DoubaoServer, **changes: Any) -> DoubaoASRClient:
     }
     fields.update(changes)
     client = create_speech_client(SpeechConfig(**fields), api_key=server.access_key)
-    assert isinstance(client, DoubaoASRClient)
+    assert client is not None and isinstance(client.adapter, DoubaoASRAdapter)
     return client
 
 
-async def run(client: DoubaoASRClient, pcm: bytes, **source: Any) -> list[TranscriptionEvent]:
+async def run(client: SpeechClient, pcm: bytes, **source: Any) -> list[TranscriptionEvent]:
     return [e async for e in client.stream(AudioSource.from_pcm(pcm, **source).chunks())]
 
 
 async def run_failing(
-    client: DoubaoASRClient, pcm: bytes, error: type[SpeechError]
+    client: SpeechClient, pcm: bytes, error: type[SpeechError]
 ) -> tuple[list[TranscriptionEvent], SpeechError]:
     events: list[TranscriptionEvent] = []
     with pytest.raises(error) as caught:
@@ -174,9 +175,9 @@ async def test_audio_goes_in_200_ms_packets_with_rising_sequences_and_a_last_fla
 
 def test_a_language_other_than_chinese_or_english_is_named_in_the_request() -> None:
     config = SpeechConfig(enabled=True, adapter="doubao_asr", app_id="a", language="ja")
-    payload = DoubaoASRClient(config, api_key="k").request_payload()
+    payload = DoubaoASRAdapter(config, api_key="k").request_payload()
     assert payload["audio"]["language"] == "ja-JP"
-    english = DoubaoASRClient(config.model_copy(update={"language": "en"}), api_key="k")
+    english = DoubaoASRAdapter(config.model_copy(update={"language": "en"}), api_key="k")
     assert "language" not in english.request_payload()["audio"]
 
 
@@ -232,7 +233,7 @@ async def test_refused_credentials_are_an_auth_error_without_the_key() -> None:
             SpeechConfig(enabled=True, adapter="doubao_asr", endpoint=server.url, app_id="app-123"),
             api_key="volc-wrong-token",
         )
-        assert isinstance(client, DoubaoASRClient)
+        assert client is not None and isinstance(client.adapter, DoubaoASRAdapter)
         _, error = await run_failing(client, tone(0.5), SpeechAuthError)
     assert "volc-wrong-token" not in str(error) and "401" in str(error)
 

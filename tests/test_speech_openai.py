@@ -8,6 +8,7 @@ import pytest
 
 from app.speech import (
     SpeechAuthError,
+    SpeechClient,
     SpeechConfig,
     SpeechConnectionError,
     SpeechError,
@@ -17,11 +18,11 @@ from app.speech import (
     TranscriptionEvent,
     create_speech_client,
 )
-from app.speech.adapters.openai_transcribe import OpenAITranscribeClient
+from app.speech.adapters.openai_transcribe import OpenAITranscribeAdapter
 from tests.speech_servers import AudioSource, TranscriptionServer, tone
 
 
-def client_for(server: TranscriptionServer, **changes: Any) -> OpenAITranscribeClient:
+def client_for(server: TranscriptionServer, **changes: Any) -> SpeechClient:
     fields: dict[str, Any] = {
         "enabled": True,
         "adapter": "openai_transcribe",
@@ -29,15 +30,15 @@ def client_for(server: TranscriptionServer, **changes: Any) -> OpenAITranscribeC
     }
     fields.update(changes)
     client = create_speech_client(SpeechConfig(**fields), api_key=server.api_key)
-    assert isinstance(client, OpenAITranscribeClient)
+    assert client is not None and isinstance(client.adapter, OpenAITranscribeAdapter)
     return client
 
 
-async def run(client: OpenAITranscribeClient, pcm: bytes) -> list[TranscriptionEvent]:
+async def run(client: SpeechClient, pcm: bytes) -> list[TranscriptionEvent]:
     return [e async for e in client.stream(AudioSource.from_pcm(pcm).chunks())]
 
 
-async def run_failing(client: OpenAITranscribeClient, error: type[SpeechError]) -> SpeechError:
+async def run_failing(client: SpeechClient, error: type[SpeechError]) -> SpeechError:
     events: list[TranscriptionEvent] = []
     with pytest.raises(error) as caught:
         async for event in client.stream(AudioSource.from_pcm(tone(0.5)).chunks()):
@@ -121,13 +122,13 @@ async def test_an_unreachable_server_is_a_connection_error() -> None:
         enabled=True, adapter="openai_transcribe", endpoint="http://127.0.0.1:9/v1"
     )
     client = create_speech_client(config, api_key="sk-" + "test-unreachable-000")
-    assert isinstance(client, OpenAITranscribeClient)
+    assert client is not None and isinstance(client.adapter, OpenAITranscribeAdapter)
     error = await run_failing(client, SpeechConnectionError)
     assert "sk-" + "test-unreachable-000" not in str(error)
 
 
 def test_the_default_endpoint_and_model_are_openais() -> None:
-    client = OpenAITranscribeClient(
+    client = OpenAITranscribeAdapter(
         SpeechConfig(enabled=True, adapter="openai_transcribe"), api_key="k"
     )
     assert client.endpoint == "https://api.openai.com/v1" and client.model == "whisper-1"

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from app.audio.wav import read_wav_16k
-from app.speech import SpeechConfig
-from app.speech.adapters.whisper_local import WhisperLocalClient
+from app.speech import SpeechClient, SpeechConfig
+from app.speech.adapters.whisper_local import WhisperLocalAdapter
 
 PHRASES = (
     "please turn on the lights in the kitchen",
@@ -147,10 +147,10 @@ def snr_label(snr: float | None) -> str:
 
 
 @pytest.fixture(scope="module")
-def recognizer() -> WhisperLocalClient:
-    client = WhisperLocalClient(SpeechConfig(enabled=True))
-    client._load_sync()
-    return client
+def recognizer() -> SpeechClient:
+    whisper = WhisperLocalAdapter(SpeechConfig(enabled=True))
+    whisper._load_sync()
+    return SpeechClient(whisper)
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +158,7 @@ def clips(tmp_path_factory: pytest.TempPathFactory) -> list[Clip]:
     return make_clips(tmp_path_factory.mktemp("wer"), TEST_GRID)
 
 
-async def transcribe(client: WhisperLocalClient, pcm: bytes) -> str:
+async def transcribe(client: SpeechClient, pcm: bytes) -> str:
     async def whole() -> object:
         yield pcm
 
@@ -184,7 +184,7 @@ def test_pink_noise_has_more_power_in_the_lows() -> None:
 
 
 async def test_word_error_rate_stays_within_bounds_per_snr(
-    recognizer: WhisperLocalClient, clips: list[Clip]
+    recognizer: SpeechClient, clips: list[Clip]
 ) -> None:
     rows: list[tuple[str, str, int, str, float, str]] = []
     by_snr: dict[float | None, list[float]] = {snr: [] for snr in SNRS}
@@ -207,7 +207,7 @@ async def test_word_error_rate_stays_within_bounds_per_snr(
 
 @pytest.mark.parametrize("damage", ["clipping", "dc offset"])
 async def test_damaged_input_is_still_transcribed(
-    recognizer: WhisperLocalClient, clips: list[Clip], damage: str
+    recognizer: SpeechClient, clips: list[Clip], damage: str
 ) -> None:
     clip = clips[0]
     pcm = clipped(clip.pcm) if damage == "clipping" else dc_shifted(clip.pcm)

@@ -13,13 +13,14 @@ import pytest
 
 from app.audio.wav import read_wav_16k
 from app.speech import (
+    SpeechClient,
     SpeechConfig,
     SpeechInputError,
     SpeechModelError,
     TranscriptionEvent,
     create_speech_client,
 )
-from app.speech.adapters.whisper_local import WhisperLocalClient, whisper_language
+from app.speech.adapters.whisper_local import WhisperLocalAdapter, whisper_language
 from tests.speech_servers import AudioSource
 
 
@@ -68,10 +69,10 @@ async def test_missing_model_folder_says_so(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def loaded_client() -> WhisperLocalClient:
-    client = WhisperLocalClient(SpeechConfig(enabled=True, partial_interval_s=0.7))
-    client._load_sync()
-    return client
+def loaded_client() -> SpeechClient:
+    whisper = WhisperLocalAdapter(SpeechConfig(enabled=True, partial_interval_s=0.7))
+    whisper._load_sync()
+    return SpeechClient(whisper)
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +85,7 @@ def long_question(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 
 async def test_partials_appear_while_the_user_is_still_speaking(
-    loaded_client: WhisperLocalClient, long_question: bytes
+    loaded_client: SpeechClient, long_question: bytes
 ) -> None:
     # paced like a microphone: 50 ms chunks every 50 ms
     source = AudioSource.from_pcm(long_question, chunk=1600, delay=0.05)
@@ -100,7 +101,7 @@ async def test_partials_appear_while_the_user_is_still_speaking(
 
 
 async def test_a_recording_handed_over_at_once_gets_only_the_final(
-    loaded_client: WhisperLocalClient, question_wav: Path
+    loaded_client: SpeechClient, question_wav: Path
 ) -> None:
     source = AudioSource.from_pcm(read_wav_16k(question_wav), chunk=32_000)
     events = [e async for e in loaded_client.stream(source.chunks())]
@@ -129,9 +130,9 @@ class FakeModel:
 
 
 def fake_client(monkeypatch: pytest.MonkeyPatch, fake: FakeModel, **config: Any) -> Any:
-    client = WhisperLocalClient(SpeechConfig(enabled=True, **config))
-    monkeypatch.setattr(client, "transcribe_sync", fake)
-    return client
+    whisper = WhisperLocalAdapter(SpeechConfig(enabled=True, **config))
+    monkeypatch.setattr(whisper, "transcribe_sync", fake)
+    return SpeechClient(whisper)
 
 
 def loud(seconds: float) -> bytes:
@@ -205,9 +206,12 @@ def test_configured_languages_become_whisper_codes() -> None:
 
 
 async def test_english_variants_work_with_tiny_en(
-    loaded_client: WhisperLocalClient, question_wav: Path
+    loaded_client: SpeechClient, question_wav: Path
 ) -> None:
-    client = WhisperLocalClient(SpeechConfig(enabled=True, language="en-GB"))
-    client._model = loaded_client._model  # the same loaded model; no second load
+    whisper = WhisperLocalAdapter(SpeechConfig(enabled=True, language="en-GB"))
+    loaded = loaded_client.adapter
+    assert isinstance(loaded, WhisperLocalAdapter)
+    whisper._model = loaded._model  # the same loaded model; no second load
+    client = SpeechClient(whisper)
     events = [e async for e in client.stream(chunks(read_wav_16k(question_wav)))]
     assert "weather" in events[-1].text.lower()

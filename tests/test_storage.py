@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from app.agent.storage import FileStorage, InMemoryStorage
 from app.llm import Msg
@@ -159,3 +160,111 @@ def test_conversations_list_in_the_order_they_were_started(tmp_path: Path) -> No
     made = [storage.create_history("c") for _ in range(50)]
     assert storage.list_histories("c") == made
     assert [c.uid for c in storage.list_conversations("c")] == made
+
+
+BAD_IDS = [".", "..", "../x", "a/b", "a\\b", "", "x" * 101, ".hidden", "con", "NUL.txt", "a.",
+           "a\0b", "a b", "é"]
+
+
+def test_conversation_ids_follow_one_rule_in_every_call(tmp_path: Path) -> None:
+    import pytest
+
+    for store in (FileStorage(tmp_path / "history"), InMemoryStorage()):
+        for bad in BAD_IDS:
+            calls: list[tuple[Any, tuple[Any, ...]]] = [
+                (store.load, ("c", bad)),
+                (store.append, ("c", bad, [Msg.user("hi")])),
+                (store.amend, ("c", bad, -1, Msg.user("hi"))),
+                (store.rename_history, ("c", bad, "title")),
+                (store.delete_history, ("c", bad)),
+                (store.create_history, (bad,)),  # the configuration's id: the same rule
+                (store.list_histories, (bad,)),
+                (store.list_conversations, (bad,)),
+            ]
+            for call, args in calls:
+                with pytest.raises(ValueError, match=r"is not a (conversation|configuration) id"):
+                    call(*args)
+    assert not (tmp_path / "history").exists()  # nothing was made on the way
+    assert len(repr(BAD_IDS[6])) > 40  # a long id is shown cut short in the message
+    with pytest.raises(ValueError) as caught:
+        FileStorage(tmp_path).load("c", "x" * 101)
+    assert len(str(caught.value)) < 200
+
+
+def test_renaming_or_deleting_a_conversation_that_does_not_exist_is_an_error(
+    tmp_path: Path,
+) -> None:
+    import pytest
+
+    for store in (FileStorage(tmp_path), InMemoryStorage()):
+        real = store.create_history("c")
+        store.append("c", real, [Msg.user("hello")])
+        calls: list[tuple[Any, tuple[Any, ...]]] = [
+            (store.rename_history, ("c", "nonexistent-id", "Nope")),
+            (store.amend, ("c", "nonexistent-id", -1, Msg.user("x"))),
+            (store.delete_history, ("c", "nonexistent-id")),
+        ]
+        for call, args in calls:
+            with pytest.raises(ValueError, match="there is no conversation 'nonexistent-id'"):
+                call(*args)
+        assert store.list_histories("c") == [real]
+        if isinstance(store, FileStorage):  # and nothing new on disk
+            assert [p.name for p in (tmp_path / "c").iterdir()] == [f"{real}.jsonl"]
+
+
+def test_the_newest_conversation_the_app_made_is_the_last_whatever_other_files_exist(
+    tmp_path: Path,
+) -> None:
+    store = FileStorage(tmp_path)
+    older, newer = store.create_history("c"), store.create_history("c")
+    for name in ("nonexistent-id", "zzz", ".hidden", "con", "x."):
+        (tmp_path / "c" / f"{name}.jsonl").write_text("")
+    (tmp_path / "c" / "folder.jsonl").mkdir()
+    assert store.list_histories("c") == ["nonexistent-id", "zzz", older, newer]
+    memory = InMemoryStorage()
+    made = [memory.create_history("c") for _ in range(3)]
+    memory.append("c", "hand-made", [Msg.user("x")])
+    assert memory.list_histories("c") == ["hand-made", *made]
+
+
+def test_a_record_that_does_not_fit_its_schema_is_kept_aside_and_named(tmp_path: Path) -> None:
+    store = FileStorage(tmp_path)
+    uid = store.create_history("c")
+    said = [Msg.user("Tell me about tides"), Msg.assistant("They follow the moon.")]
+    store.append("c", uid, said)
+    store.rename_history("c", uid, "Tides\nand moons")
+    path = tmp_path / "c" / f"{uid}.jsonl"
+    bad = [
+        b'{"op": "amend", "index": "x", "msg": {"role": "assistant"}}',
+        b'{"op": "meta", "title": 5}',
+        b'{"op": "add", "msg": {"role": "user", "timestamp": "yesterday"}}',
+        b'{"op": "add", "msg": {"role": "user", "metadata": {"image_summaries": ["x"]}}}',
+        b'{"op": "add", "msg": {"role": "wizard"}}',
+        b'{"op": "delete"}',
+        b"[1, 2, 3]",
+        b'{"op": "add", "msg": {"role": "user", "content": "\\ud800"}}',
+    ]
+    path.write_bytes(path.read_bytes() + b"\n".join(bad) + b"\n")
+    fresh = FileStorage(tmp_path)
+    [info] = fresh.list_conversations("c")
+    assert (info.title, info.message_count) == ("Tides and moons", 2)
+    [notice] = fresh.drain_notices()
+    assert f'"Tides and moons" ({uid})' in notice and "8 unreadable" in notice
+    assert "\n" not in notice
+    assert all(line in path.with_name(path.name + ".bad").read_bytes() for line in bad)
+    assert [m.text for m in fresh.load("c", uid)] == [m.text for m in said]
+    assert fresh.drain_notices() == []
+
+
+def test_one_unreadable_conversation_never_stops_the_list(tmp_path: Path) -> None:
+    store = FileStorage(tmp_path)
+    first, second = store.create_history("c"), store.create_history("c")
+    store.append("c", first, [Msg.user("older")])
+    store.append("c", second, [Msg.user("newer")])
+    msg = b'"msg": {"role": "assistant", "content": "x"}'
+    with (tmp_path / "c" / f"{first}.jsonl").open("ab") as fh:
+        fh.write(b'{"op": "amend", "index": 1e999, ' + msg + b"}\n")
+        fh.write(b'{"op": "amend", "index": null, ' + msg + b"}\n")
+    [older, newer] = FileStorage(tmp_path).list_conversations("c")
+    assert (older.uid, older.message_count) == (first, 1)
+    assert (newer.uid, newer.message_count) == (second, 1)

@@ -337,17 +337,53 @@ async def test_tag_intensity_is_parsed_and_clamped_with_one_as_the_default() -> 
     assert actions.intensities == {"joy": 0.6, "anger": 0.25, "fear": 1.0, "smirk": 1.0}
 
 
-async def test_unknown_bracket_content_is_not_an_expression() -> None:
-    [(fragment, actions)] = await extracted("[laughs] Ha [joy:abc] [docs](http://a.b)")
-    assert fragment.text == "[laughs] Ha [joy:abc] [docs](http://a.b)"
+async def test_a_tag_is_never_left_in_the_text_known_or_not() -> None:
+    [(fragment, actions)] = await extracted("[laughs] Ha [dance] [sorrow] ok [Thanks] [开心]")
+    assert fragment.text.split() == ["Ha", "ok"]
+    assert actions.expressions == ["joy", "sadness", "joy", "joy"]
+
+
+async def test_links_bad_intensities_long_asides_and_labels_are_not_tags() -> None:
+    text = "See [docs](http://a.b) [joy:abc] [p1] [laughs softly at you] ok"
+    [(fragment, actions)] = await extracted(text)
+    assert fragment.text == text
     assert not actions
 
 
+async def test_a_live2d_model_s_own_names_with_digits_are_tags_and_other_labels_are_not() -> None:
+    fragments = stream([Fragment("[f03] Hi [F03:0.5] there [exp_2] [p1] [f04] ok")])
+    pack = ["f01", "f03", "exp_2"]
+    [(fragment, actions)] = await collect(actions_extractor(fragments, expressions=pack))
+    assert fragment.text.split() == ["Hi", "there", "[p1]", "[f04]", "ok"]
+    assert actions.expressions == ["f03", "f03", "exp_2"]
+    assert actions.intensities["f03"] == 0.5
+
+
+async def test_a_name_in_brackets_is_an_answer_and_an_unknown_lowercase_tag_goes() -> None:
+    fragments = stream([Fragment("[Tofu] [sparkle] [Big Smile] [New York] [Sigh] ok")])
+    [(fragment, actions)] = await collect(actions_extractor(fragments))
+    assert fragment.text.split() == ["Tofu", "New", "York", "Sigh", "ok"]
+    assert actions.expressions == ["joy"]  # [Big Smile] is a feeling: acted, not said
+
+
+async def test_two_word_and_chinese_tags_resolve_through_a_feeling_word() -> None:
+    [(fragment, actions)] = await extracted("[big smile] Hi 【很难过】 [deep-thinking] yes")
+    assert fragment.text.split() == ["Hi", "yes"]
+    assert actions.expressions == ["joy", "sadness", "thinking"]
+
+
 async def test_only_the_given_expression_names_are_known() -> None:
-    fragments = stream([Fragment("[joy] [wink] hi")])
+    fragments = stream([Fragment("[joy] [wink] [smug] hi")])
     [(fragment, actions)] = await collect(actions_extractor(fragments, expressions=["wink"]))
-    assert fragment.text.split() == ["[joy]", "hi"]
-    assert actions.expressions == ["wink"]
+    assert fragment.text.split() == ["hi"]  # no joy in this pack: the tag just goes
+    assert actions.expressions == ["wink", "wink"]  # smug is wink's family here
+
+
+async def test_a_pack_with_its_own_names_gets_the_model_s_usual_tags() -> None:
+    fragments = stream([Fragment("[joy] Yay [sadness] oh [anger] hm")])
+    pack = ["normal", "happy", "sad", "angry"]
+    [(_, actions)] = await collect(actions_extractor(fragments, expressions=pack))
+    assert actions.expressions == ["happy", "sad", "angry"]
 
 
 async def test_tags_in_thinking_are_not_actions() -> None:
@@ -533,7 +569,7 @@ async def test_a_tag_at_the_very_end_comes_out_alone_with_empty_text(tokenize: T
 async def test_display_keeps_the_words_that_speech_leaves_out(tokenize: Tokenizer) -> None:
     outs = await replies("Sure [joy] **thing** 😊 (grins) see [laughs] `ls`. *Waves*", tokenize)
     assert [(o.display_text, o.tts_text) for o in outs] == [
-        ("Sure **thing** 😊 (grins) see [laughs] `ls`.", "Sure thing see ls."),
+        ("Sure **thing** 😊 (grins) see `ls`.", "Sure thing see ls."),
         ("*Waves*", ""),
     ]
 

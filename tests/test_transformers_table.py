@@ -102,6 +102,85 @@ CASES = [
         "Cats vs. dogs is old. Pick one.",
         [say("Cats vs. dogs is old."), say("Pick one.")],
     ),
+    # Abbreviations before a number or a name, by class: each class continues before
+    # what it stands in front of and still ends a sentence before a new one.
+    Case(
+        "month names before a day",
+        "It opens Jan. 5 and closes Feb. 20. Sept. 9 is free. Come on Dec. 31 at noon.",
+        [
+            say("It opens Jan. 5 and closes Feb. 20."),
+            say("Sept. 9 is free."),
+            say("Come on Dec. 31 at noon."),
+        ],
+    ),
+    Case(
+        "month names before a year and a weekday",
+        "Since Aug. 2019 we meet every Fri. Oct. 3 was the last time. Bye.",
+        [say("Since Aug. 2019 we meet every Fri. Oct. 3 was the last time."), say("Bye.")],
+    ),
+    Case(
+        "a month name ending a sentence",
+        "The fair is in Nov. Then it snows.",
+        [say("The fair is in Nov."), say("Then it snows.")],
+    ),
+    Case(
+        "titles before names",
+        "Prof. Ada met Gen. Grant and Sen. Warren. Rev. King spoke after Mx. Lee. Done.",
+        [
+            say("Prof. Ada met Gen. Grant and Sen. Warren."),
+            say("Rev. King spoke after Mx. Lee."),
+            say("Done."),
+        ],
+    ),
+    Case(
+        "No. before a number",
+        "Take bus No. 5 to gate no. 12. It is quick.",
+        [say("Take bus No. 5 to gate no. 12."), say("It is quick.")],
+    ),
+    Case(
+        "the word no ending a sentence",
+        "I said no. Then I left. No. Never again.",
+        [say("I said no."), say("Then I left."), say("No."), say("Never again.")],
+    ),
+    Case(
+        "book references before numbers",
+        "See vol. 2 ch. 4 on p. 17 and pp. 20 to 25. Fig. 3 shows it. Thanks.",
+        [
+            say("See vol. 2 ch. 4 on p. 17 and pp. 20 to 25."),
+            say("Fig. 3 shows it."),
+            say("Thanks."),
+        ],
+    ),
+    Case(
+        "a common word that is also an abbreviation",
+        "I ate a fig. It was sweet. I love art. Paintings make me happy.",
+        [
+            say("I ate a fig."),
+            say("It was sweet."),
+            say("I love art."),
+            say("Paintings make me happy."),
+        ],
+    ),
+    Case(
+        "approx. before a number",
+        "It weighs approx. 3 kilos. That is light.",
+        [say("It weighs approx. 3 kilos."), say("That is light.")],
+    ),
+    Case(
+        "places before names",
+        "We climbed Mt. Fuji and saw St. Louis from Fifth Ave. later. Wow!",
+        [say("We climbed Mt. Fuji and saw St. Louis from Fifth Ave. later."), say("Wow!")],
+    ),
+    Case(
+        "a street abbreviation ending a sentence",
+        "I live on Main St. It is quiet there.",
+        [say("I live on Main St."), say("It is quiet there.")],
+    ),
+    Case(
+        "vs. before a name",
+        "It was Ali vs. Frazier in Manila. Famous fight.",
+        [say("It was Ali vs. Frazier in Manila."), say("Famous fight.")],
+    ),
     Case(
         "a.m. and p.m.",
         "We met at 5 p.m. Then we ate. At 9 a.m. sharp!",
@@ -209,10 +288,22 @@ CASES = [
     Case("tag after the last sentence", "Bye! [joy]", [say("Bye!"), say("", "joy")]),
     Case("tag inside a word gap", "I am so[joy]happy today.", [say("I am so happy today.", "joy")]),
     Case(
-        "unknown bracket tag is shown, not spoken",
-        "[laughs] That is funny.",
-        [shown("[laughs] That is funny.", "That is funny.")],
+        "a feeling word the pack lacks becomes its nearest expression",
+        "[laughs] That is funny. [sorrow] I miss you.",
+        [say("That is funny.", "joy"), say("I miss you.", "sadness")],
     ),
+    Case("a made-up tag is dropped", "[dance] Let's go!", [say("Let's go!")]),
+    Case(
+        "a long bracketed aside is shown, not spoken",
+        "[laughs softly at you] Okay.",
+        [shown("[laughs softly at you] Okay.", "Okay.")],
+    ),
+    Case(
+        "zh feeling tag",
+        "[开心] 太好了！[难过]我好想你。",
+        [say("太好了！", "joy"), say("我好想你。", "sadness")],
+    ),
+    Case("zh full-width tag", "【惊讶】真的吗？", [say("真的吗？", "surprise")]),
     Case(
         "inline ACT tag",
         '<|ACT {"emotion": "joy"}|>Hello! Nice day.',
@@ -441,3 +532,34 @@ async def test_reply_in_random_chunks(case: Case) -> None:
     for seed in RANDOM_SEEDS:
         chunks = random_chunks(case.reply, f"{case.name}/{seed}")
         assert await run(chunks) == case.expected, chunks
+
+
+# Every member of each abbreviation class, in the place it is used: each must carry the
+# sentence on, and each must still end one before a word that starts a new sentence.
+MONTHS = ["Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec"]
+BEFORE_A_NUMBER = ["No", "no", "Vol", "vol", "ch", "p", "pp", "approx", "fig", "Fig", "art"]
+BEFORE_A_NAME = ["Mr", "Mrs", "Ms", "Mx", "Dr", "Prof", "Gen", "Sen", "Rev", "Capt", "Mt", "St"]
+
+
+@pytest.mark.parametrize("word", MONTHS + BEFORE_A_NUMBER)
+async def test_an_abbreviation_before_a_number_carries_the_sentence_on(word: str) -> None:
+    reply = f"It is on {word}. 12 this time. Good."
+    expected = [say(f"It is on {word}. 12 this time."), say("Good.")]
+    assert await run([reply]) == expected
+    assert await run(list(reply)) == expected
+
+
+@pytest.mark.parametrize("word", BEFORE_A_NAME)
+async def test_an_abbreviation_before_a_name_carries_the_sentence_on(word: str) -> None:
+    reply = f"We met {word}. Parker there. Good."
+    expected = [say(f"We met {word}. Parker there."), say("Good.")]
+    assert await run([reply]) == expected
+    assert await run(list(reply)) == expected
+
+
+@pytest.mark.parametrize("word", [*MONTHS, "no", "fig", "art", "St", "Ave", "approx"])
+async def test_an_abbreviation_still_ends_a_sentence_before_a_new_one(word: str) -> None:
+    reply = f"It was {word}. Then we left."
+    expected = [say(f"It was {word}."), say("Then we left.")]
+    assert await run([reply]) == expected
+    assert await run(list(reply)) == expected

@@ -62,7 +62,7 @@ def test_the_compiled_translation_matches_its_source(tmp_path: Path) -> None:
 
 def test_the_window_speaks_chinese_and_back(qapp: QApplication) -> None:
     from app.ui.main_window import MainWindow
-    from tests.test_ui import ScriptedSession
+    from tests.ui_sessions import ScriptedSession
 
     try:
         assert install_translators(qapp, "zh_CN") == "zh_CN"
@@ -102,7 +102,7 @@ def test_the_app_starts_in_the_configured_language(
     from app.config import Settings
     from app.ui import run_window
     from app.ui.main_window import MainWindow
-    from tests.test_ui import ScriptedSession
+    from tests.ui_sessions import ScriptedSession
 
     monkeypatch.setenv("COMPANION_CONFIG", str(tmp_path / "config.toml"))
     settings = Settings()
@@ -161,7 +161,7 @@ def test_every_translatable_call_in_the_ui_is_in_the_translation() -> None:
 def test_the_sessions_own_status_words_are_shown_translated(qapp: QApplication) -> None:
     from app.events import Status, StatusChanged
     from app.ui.main_window import MainWindow
-    from tests.test_ui import ScriptedSession
+    from tests.ui_sessions import ScriptedSession
 
     try:
         install_translators(qapp, "zh_CN")
@@ -171,7 +171,28 @@ def test_the_sessions_own_status_words_are_shown_translated(qapp: QApplication) 
         window.present(StatusChanged(Status.LISTENING, "interrupted"))
         assert "已打断" in window.status_label.text()
         window.present(StatusChanged(Status.ERROR, "HTTP 503 from the server"))
-        assert window.status_label.text().endswith("HTTP 503 from the server")  # as it came
+        # An error's words are shown as they came, once, among the notices.
+        assert window.status_label.text() == "出错了"
+        assert window.status_text().count("HTTP 503 from the server") == 1
         window.close()
     finally:
         install_translators(qapp, "en")
+
+
+def test_the_embedded_model_s_preparation_is_told_in_chinese(qapp: QApplication) -> None:
+    from app.events import Status, StatusChanged
+    from app.session.services import PREPARING_WORDS
+    from app.ui.status_line import StatusLine
+
+    try:
+        assert install_translators(qapp, "zh_CN") == "zh_CN"
+        line = StatusLine()
+        for stage, words in PREPARING_WORDS.items():
+            counted = stage != "loading"  # loading has no steps: words alone
+            line.show_status(StatusChanged(Status.LOADING, f"{words} (42 %)" if counted else words))
+            shown = line.status_label.text()
+            assert words not in shown and ("42 %" in shown) == counted
+            assert any("\u4e00" <= c <= "\u9fff" for c in shown.split("—")[-1])
+        line.close()
+    finally:
+        assert install_translators(qapp, "en") == "en"

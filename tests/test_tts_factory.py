@@ -11,14 +11,24 @@ from pydantic import SecretStr
 from app.config import Settings, TTSSettings, load_settings, masked_dump
 from app.session import build_tts
 from app.tts import TTSEngine, create_tts_engine
+from app.tts.auto_voice import AutoVoice
 from app.tts.hibari_engine import HibariEngine
 from app.tts.openai_speech import OpenAISpeechEngine
 from app.tts.pyttsx3_engine import Pyttsx3Engine
 
 
-def test_the_default_engine_is_the_system_voice() -> None:
+async def test_the_default_engine_is_the_natural_voice_with_the_system_voice_beside_it() -> None:
     engine = build_tts(Settings())
-    assert isinstance(engine, Pyttsx3Engine) and isinstance(engine, TTSEngine)
+    try:
+        assert isinstance(engine, AutoVoice) and isinstance(engine, TTSEngine)
+        assert isinstance(engine.neural, HibariEngine)
+        assert isinstance(engine.system, Pyttsx3Engine)
+    finally:
+        await engine.aclose()  # hibari had started loading in the background
+
+
+def test_the_system_voice_alone_is_one_setting_away() -> None:
+    assert isinstance(build_tts(Settings(tts=TTSSettings(engine="pyttsx3"))), Pyttsx3Engine)
 
 
 async def test_each_engine_name_builds_its_engine() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -37,16 +36,15 @@ async def test_fifty_sentences_in_a_row_survive_a_hang_on_a_fresh_engine_thread(
 
     engine = Pyttsx3Engine(timeout_s=1.0, before_sentence=before_sentence)
     results: list[SynthesizedAudio | BaseException] = []
-    hang_took = 0.0
+    hang_released_before_failure: bool | None = None
     try:
         tasks = [asyncio.create_task(engine.synthesize(s)) for s in SENTENCES[:3]]
         for n in range(len(SENTENCES)):
-            started = time.monotonic()
             try:
                 results.append(await tasks[n])
             except TTSError as exc:
                 results.append(exc)
-                hang_took = time.monotonic() - started
+                hang_released_before_failure = release.is_set()
             if n + 3 < len(SENTENCES):
                 tasks.append(asyncio.create_task(engine.synthesize(SENTENCES[n + 3])))
     finally:
@@ -56,7 +54,9 @@ async def test_fifty_sentences_in_a_row_survive_a_hang_on_a_fresh_engine_thread(
     failed = [n for n, r in enumerate(results) if isinstance(r, BaseException)]
     assert failed == [HANG_AT]
     assert "stopped answering" in str(results[HANG_AT])
-    assert hang_took < 3.0  # the watchdog, not the 60 s hang, ended it
+    # The forced hang is released only after every result is in: the failure came from
+    # the watchdog, not from the hang ending.
+    assert hang_released_before_failure is False
     audio = [r for r in results if isinstance(r, SynthesizedAudio)]
     assert len(audio) == 49 and all(loud(a) for a in audio)
     # each result is its own sentence: the long ones (n % 3 == 2) outlast the short ones

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,6 @@ from PySide6.QtWidgets import QApplication
 from app.avatar.state import EXPRESSIONS
 from app.events import (
     AssistantSentence,
-    EventHub,
     ExpressionChanged,
     MicStateChanged,
     MouthLevel,
@@ -41,53 +40,9 @@ from app.events import (
 )
 from app.ui import AvatarWidget, MainWindow, run_window
 from app.ui.app import release_loop_timers
+from tests.ui_sessions import ScriptedSession
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-class ScriptedSession:
-    """Stands in for a VoiceSession: records calls, emits what a real one would."""
-
-    def __init__(
-        self,
-        *,
-        start_error: Exception | None = None,
-        on_aclose: Callable[[ScriptedSession], None] | None = None,
-    ) -> None:
-        self.events = EventHub()
-        self.expressions = EXPRESSIONS
-        self.start_error = start_error
-        self.on_aclose = on_aclose
-        self.started = False
-        self.closed = False
-        self.sent: list[str] = []
-        self.mic_calls: list[bool] = []
-        self.interrupts = 0
-
-    async def start(self) -> None:
-        self.started = True
-        self.events.emit(StatusChanged(Status.LOADING, "speech model"))
-        await asyncio.sleep(0)
-        if self.start_error is not None:
-            raise self.start_error
-        self.events.emit(MicStateChanged(enabled=True, available=True))
-        self.events.emit(StatusChanged(Status.LISTENING))
-
-    def set_mic_enabled(self, enabled: bool) -> None:
-        self.mic_calls.append(enabled)
-        self.events.emit(MicStateChanged(enabled=enabled, available=True))
-
-    async def send_text(self, text: str) -> None:
-        self.sent.append(text)
-        await asyncio.sleep(0)
-
-    def interrupt(self) -> None:
-        self.interrupts += 1
-
-    async def aclose(self) -> None:
-        self.closed = True
-        if self.on_aclose is not None:
-            self.on_aclose(self)
 
 
 @pytest.fixture(scope="module")
@@ -182,21 +137,15 @@ def test_the_window_runs_and_quits_cleanly_in_a_fresh_process() -> None:
     script = textwrap.dedent(
         """
         import asyncio, sys
-        from app.avatar.state import EXPRESSIONS
-        from app.events import EventHub, Status, StatusChanged
+        from app.events import Status, StatusChanged
         from app.ui import run_window
+        from tests.ui_sessions import ScriptedSession
 
-        class Session:
-            def __init__(self):
-                self.events = EventHub()
-                self.expressions = EXPRESSIONS
+        class Session(ScriptedSession):
             async def start(self):
                 self.events.emit(StatusChanged(Status.LOADING))
                 self.loading = asyncio.create_task(asyncio.sleep(60))  # still running at close
                 self.events.emit(StatusChanged(Status.LISTENING))
-            def set_mic_enabled(self, enabled): pass
-            async def send_text(self, text): pass
-            def interrupt(self): pass
             async def aclose(self):
                 print("session closed", flush=True)
 
@@ -631,16 +580,16 @@ def test_an_abandoned_async_generator_is_closed_on_the_loop(qapp: QApplication) 
 def test_quitting_waits_for_pictures_being_decoded(
     qapp: QApplication, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import app.ui.transcript as transcript
+    import app.ui.pictures as pictures
 
     waits: list[int] = []
-    real = transcript.wait_for_image_decoding
+    real = pictures.wait_for_image_decoding
 
     def recording(timeout_ms: int = 2000) -> bool:
         waits.append(timeout_ms)
         return real(timeout_ms)
 
-    monkeypatch.setattr(transcript, "wait_for_image_decoding", recording)
+    monkeypatch.setattr(pictures, "wait_for_image_decoding", recording)
     assert run_window(ScriptedSession, use_tray=False, quit_after_s=0.2) == 0
     assert waits == [2000]
 

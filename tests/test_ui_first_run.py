@@ -17,10 +17,10 @@ import pytest
 from pydantic import SecretStr
 from PySide6.QtWidgets import QApplication, QLabel
 
+from app import checks
 from app.audio.capture import WavFileSource
 from app.audio.playback import Heard, MemorySink
 from app.config import Settings, load_settings
-from app.ui import checks
 from app.ui.first_run import FirstRunGuide, check_system
 from tests import test_ui_settings as shared
 from tests.conftest import speak_to_wav
@@ -134,6 +134,7 @@ def test_the_real_checks_name_the_mic_speaker_and_models() -> None:
         "Speaker",
         "Embedded chat model",
         "Voice detection model",
+        "Turn model",
         "Speech recognition model",
     ]
 
@@ -144,7 +145,7 @@ def test_the_model_checks_look_at_the_files(tmp_path: Path) -> None:
     settings.speech.model_path = tmp_path / "no-model"
     results = {r.name: r for r in check_system(settings)}
     assert not results["Embedded chat model"].ok
-    assert "missing.gguf" in results["Embedded chat model"].detail
+    assert "missing.gguf" in results["Embedded chat model"].text
     assert not results["Speech recognition model"].ok
     model = tmp_path / "mine.gguf"
     model.write_bytes(b"\0" * 3_000_000)
@@ -152,9 +153,9 @@ def test_the_model_checks_look_at_the_files(tmp_path: Path) -> None:
     settings.speech.adapter = "openai_transcribe"
     results = {r.name: r for r in check_system(settings)}
     assert results["Embedded chat model"].ok
-    assert results["Embedded chat model"].detail == "mine.gguf (3 MB)"
+    assert results["Embedded chat model"].detail == "your own file mine.gguf (3 MB)"
     assert results["Speech recognition model"].ok
-    assert "hosted" in results["Speech recognition model"].detail
+    assert results["Speech recognition model"].detail == "an online service, OpenAI"
 
 
 @pytest.mark.timeout(90)
@@ -167,7 +168,7 @@ def test_the_real_checks_find_a_real_microphone_and_speaker(
     results = {r.name: r for r in guide.check_results}
     assert results["Microphone"].ok and results["Microphone"].detail == "pulse"
     assert results["Speaker"].ok and results["Speaker"].detail == "pulse"
-    assert guide.checks_progress.value() == len(guide.check_results) == 5
+    assert guide.checks_progress.value() == len(guide.check_results) == len(checks.SYSTEM_CHECKS)
 
 
 # -- trying the microphone and the speaker ------------------------------------------------
@@ -194,6 +195,31 @@ def test_the_guide_tries_the_microphone_and_the_speaker(qapp: QApplication, tmp_
     assert len(spoken.pcm) > 16_000  # more than a moment of speech
 
 
+def test_the_guide_plays_both_voices_and_keeps_the_one_picked(qapp: QApplication) -> None:
+    saved: list[Settings] = []
+    guide = FirstRunGuide(Settings(), checks=quiet_checks(), save=saved.append)
+    page = guide.pages.currentWidget()
+    assert page.isAncestorOf(guide.system_voice_check) and guide.use_natural_voice.isChecked()
+    natural, system = MemorySink(), MemorySink()
+    guide.voice_check.sink_factory = lambda s: natural
+    guide.system_voice_check.sink_factory = lambda s: system
+    run_check(guide.voice_check)
+    run_check(guide.system_voice_check)
+    assert guide.voice_check.ok and guide.system_voice_check.ok
+    assert natural.sample_rate == 24_000 and len(natural.pcm) > 24_000  # hibari
+    assert system.sample_rate == 22_050 and len(system.pcm) > 22_050  # espeak-ng
+    guide.use_system_voice.setChecked(True)
+    for _ in range(GUIDE_PAGES):
+        guide.next()
+    assert saved and saved[0].tts.engine == "pyttsx3"
+    again = FirstRunGuide(saved[0], checks=quiet_checks(), save=saved.append)
+    assert again.use_system_voice.isChecked()
+    again.use_natural_voice.setChecked(True)
+    for _ in range(GUIDE_PAGES):
+        again.next()
+    assert saved[-1].tts.engine == "auto"
+
+
 # -- screenshots and the model ------------------------------------------------------------
 
 
@@ -211,7 +237,7 @@ def test_the_guide_explains_screenshots_and_keeps_the_choice(qapp: QApplication)
     guide.next()
     assert saved and saved[0].ui.first_run_done
     assert saved[0].agent.confirm_screenshots
-    assert saved[0].chat.model == "local/smollm2"
+    assert saved[0].chat.model == "local/qwen2.5-coder-1.5b"
     assert guide.result() == guide.DialogCode.Accepted
 
 
@@ -292,7 +318,7 @@ def test_the_shell_shows_the_guide_only_until_it_is_done(qapp: QApplication) -> 
             assert (guide is not None) is (not done)
             if guide is not None:
                 wait_for(lambda g=guide: g.checks_done)
-                assert len(guide.check_results) == 5
+                assert len(guide.check_results) == len(checks.SYSTEM_CHECKS)
         finally:
             if shell.first_run_guide is not None:
                 shell.first_run_guide.reject()

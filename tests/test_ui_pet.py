@@ -29,7 +29,7 @@ from app.events import (
 from app.ui import MainWindow
 from app.ui.app import Shell
 from app.ui.pet import PetWindow, screen_key
-from tests.test_ui import ScriptedSession
+from tests.ui_sessions import ScriptedSession
 
 
 @pytest.fixture(scope="module")
@@ -293,21 +293,8 @@ def test_the_screenshots_command_renders_non_blank_pictures(tmp_path: Path) -> N
         assert len(colours) > 50, f"{name} looks blank"
 
 
-class ModeSession(ScriptedSession):
-    """A scripted session with the microphone modes of a VoiceSession."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.mic_mode = "always_on"
-        self.modes: list[str] = []
-
-    def set_mic_mode(self, mode: str) -> None:
-        self.modes.append(mode)
-        self.mic_mode = mode
-
-
 def test_the_menu_switches_the_microphone_mode(qapp: QApplication) -> None:
-    session = ModeSession()
+    session = ScriptedSession()
     pet = PetWindow(session)
     try:
         menu = menu_of(pet)

@@ -35,12 +35,13 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from app import checks
 from app.audio.capture import ChunkListSource, WavFileSource
 from app.audio.playback import Heard, MemorySink
 from app.audio.wav import read_wav_16k
 from app.config import CONFIG_ENV, Settings, load_settings, save_settings
-from app.ui import checks
 from app.ui.app import release_loop_timers
+from app.ui.checks import CheckPanel
 from app.ui.settings_dialog import (
     HIDDEN,
     TABS,
@@ -50,6 +51,7 @@ from app.ui.settings_dialog import (
     tab_of,
     walk_fields,
 )
+from app.ui.settings_words import HELP
 from tests.conftest import speak_to_wav
 from tests.llm_servers import Reply, ScriptedChatServer
 from tests.pulse import MONITOR, SINK, PulseServer, PulseUnavailable
@@ -281,7 +283,8 @@ def test_every_config_field_gets_an_editor_in_its_tab(qapp: QApplication) -> Non
         "tts.rate": "Voice out",
         "avatar.vtube_studio.port": "Avatar",
         "persona.name": "Behaviour",
-        "agent.max_tool_rounds": "Behaviour",
+        "agent.max_tool_rounds": "Advanced",  # expert tuning
+        "agent.enable_tool": "Behaviour",
         "agent.confirm_screenshots": "Privacy",
         "agent.allow_clipboard": "Privacy",
         "tools": "Advanced",
@@ -360,7 +363,8 @@ def test_problems_are_shown_next_to_their_fields_and_nothing_is_saved(
     dialog.provider.setCurrentIndex(dialog.provider.findData("openai-compatible"))
     dialog.model_name.setText("qwen")
     dialog.editors["tools"].input.setPlainText('{"weather": {"description": "no command"}}')
-    dialog.editors["mcp.servers"].input.setPlainText('{"files": ')
+    servers = dialog.editors["mcp.servers"]
+    entry = servers.add_entry("", None)  # type: ignore[attr-defined]  # a server without a name
     dialog.tabs.setCurrentIndex(dialog.tabs.count() - 1)
     dialog.accept()
     assert not saved and dialog.result() != dialog.DialogCode.Accepted
@@ -368,17 +372,19 @@ def test_problems_are_shown_next_to_their_fields_and_nothing_is_saved(
     assert set(errors) == {"chat.base_url", "tools", "mcp.servers"}
     assert "base URL" in errors["chat.base_url"]
     assert "weather.command" in errors["tools"] and "required" in errors["tools"].lower()
-    assert "JSON" in errors["mcp.servers"]
+    assert "no name" in errors["mcp.servers"]
     summary = dialog.error_label.text()
-    assert "Not saved" in summary and "base URL" in summary and "JSON" in summary
+    assert "Not saved" in summary and "base URL" in summary and "no name" in summary
     assert dialog.tabs.tabText(dialog.tabs.currentIndex()) == "Model"  # the first problem
     # Fixed, it saves, and the errors are gone.
     dialog.base_url.setText("http://127.0.0.1:9/v1")
     dialog.editors["tools"].input.setPlainText('{"weather": {"command": ["curl", "wttr.in"]}}')
-    dialog.editors["mcp.servers"].input.setPlainText("{}")
+    entry.name.setText("files")
+    entry.editors["command"].line.setText("npx server-files")
     dialog.accept()
     assert dialog.result() == dialog.DialogCode.Accepted and len(saved) == 1
     assert saved[0].tools["weather"].command == ["curl", "wttr.in"]
+    assert saved[0].mcp.servers["files"].command == "npx server-files"
     assert all(e.error.isHidden() for e in dialog.editors.values())
 
 
@@ -409,9 +415,21 @@ def test_values_from_the_environment_are_not_written_to_the_file(
         monkeypatch.delenv(name)
     monkeypatch.delenv("COMPANION_AUDIO__VOLUME")
     loaded = load_settings()
-    assert loaded.chat.model == "local/smollm2" and loaded.tts.rate == 175
+    assert loaded.chat.model == "local/qwen2.5-coder-1.5b" and loaded.tts.rate == 175
     assert loaded.vad.end_silence_ms == 900 and loaded.audio.volume == 0.8
     assert loaded.persona.name == "Nova"
+
+
+def test_a_broken_file_is_named_and_not_saved_over(qapp: QApplication, config_file: Path) -> None:
+    dialog = SettingsDialog(Settings())
+    config_file.write_text("[chat\nmodel = ")  # broken after the dialog opened
+    dialog.rate.setValue(150)
+    dialog.accept()
+    assert dialog.result() != dialog.DialogCode.Accepted and dialog.result_settings is None
+    message = dialog.error_label.text()
+    assert message.startswith("Could not save the settings:")
+    assert str(config_file) in message and "cannot be read" in message
+    assert config_file.read_text() == "[chat\nmodel = "
 
 
 def test_forget_removes_a_saved_key(
@@ -454,7 +472,7 @@ def hosted_dialog(server: ScriptedChatServer, key: str = "sk-" + "test-key-00000
     return dialog
 
 
-def run_check(panel: checks.CheckPanel) -> None:
+def run_check(panel: CheckPanel) -> None:
     async def go() -> None:
         task = panel.run()
         assert task is not None
@@ -660,3 +678,35 @@ def test_sound_devices_are_picked_from_the_system_list(
         assert mic.value() == "USB headset (unplugged now)"
     finally:
         dialog.close()
+
+
+def test_every_number_field_offers_exactly_the_range_its_setting_allows(
+    qapp: QApplication,
+) -> None:
+    import annotated_types
+
+    from app.ui.settings_editors import NumberEditor
+
+    dialog = SettingsDialog(Settings(), save=None)
+    numbers = {p: e for p, e in dialog.editors.items() if isinstance(e, NumberEditor)}
+    assert {"chat.timeout_s", "chat.max_tokens", "chat.temperature", "tts.rate"} <= set(numbers)
+    for path, editor in numbers.items():
+        spin = editor.spin
+        step = 1 if isinstance(spin, QSpinBox) else 0.01
+        for bound in editor.field.metadata:
+            if isinstance(bound, annotated_types.Ge):
+                assert spin.minimum() == pytest.approx(bound.ge), path
+            elif isinstance(bound, annotated_types.Gt):
+                assert spin.minimum() == pytest.approx(bound.gt + step), path
+            elif isinstance(bound, annotated_types.Le):
+                assert spin.maximum() == pytest.approx(min(bound.le, 2**31 - 1)), path
+        # The help line under it says the range too (the description, or its plain-words
+        # version, states it) and is visible, not only a tooltip.
+        shown = HELP.get(path, str(editor.field.description))
+        assert editor.help.text() == shown and not editor.help.isHidden(), path
+        assert editor.input.toolTip().startswith(shown[:30]), path
+    rate = numbers["tts.rate"].spin
+    assert (rate.minimum(), rate.maximum()) == (60, 400)
+    timeout = numbers["chat.timeout_s"].spin
+    assert timeout.minimum() > 0 and timeout.maximum() == 3600
+    assert "at most 3,600" in numbers["chat.timeout_s"].help.text()

@@ -22,8 +22,9 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFrame, QLabel, QWidget
 
-import app.ui.transcript as transcript_module
+import app.ui.pictures as pictures_module
 from app.agent.storage import FileStorage
+from app.avatar.state import EXPRESSIONS
 from app.llm import (
     ImageBlock,
     ImageFileRef,
@@ -32,6 +33,7 @@ from app.llm import (
     ThinkingBlock,
     ToolUseBlock,
 )
+from app.ui.main_window import MainWindow
 from app.ui.transcript import (
     HISTORY_FIRST_ROWS,
     MAX_TRANSCRIPT_ROWS,
@@ -42,6 +44,7 @@ from app.ui.transcript import (
     ToolChip,
     TranscriptView,
 )
+from tests.ui_sessions import ScriptedSession
 
 WAIT_S = 30.0  # a generous bound for background decoding on a busy machine, not a budget
 
@@ -216,13 +219,13 @@ def test_a_capture_shows_a_thumbnail_decoded_off_the_ui_thread_and_opens_full_si
 ) -> None:
     shot = make_png(tmp_path / "capture.png", 1920, 1080)
     decoded_on: list[threading.Thread] = []
-    real_decode = transcript_module.decode_image
+    real_decode = pictures_module.decode_image
 
     def recording_decode(*args: object, **kwargs: object) -> object:
         decoded_on.append(threading.current_thread())
         return real_decode(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(transcript_module, "decode_image", recording_decode)
+    monkeypatch.setattr(pictures_module, "decode_image", recording_decode)
     view.show_user("Look at this", final=True, turn_id=2)
     view.add_sentence("Let me look.", turn_id=2)
     view.add_capture(shot, turn_id=2)
@@ -327,9 +330,9 @@ def test_a_thumbnail_whose_bubble_is_gone_before_it_decodes_is_dropped_quietly(
     view.add_capture(shot, turn_id=1)
     view.clear()
     flush_deletes()
-    loader = transcript_module.image_loader()
+    loader = pictures_module.image_loader()
     wait_until(lambda: loader.pending == 0, "the decoding to finish")
-    assert transcript_module.wait_for_image_decoding(int(WAIT_S * 1000))
+    assert pictures_module.wait_for_image_decoding(int(WAIT_S * 1000))
     assert view.entries == [] and not exceptions
 
 
@@ -450,6 +453,28 @@ def test_a_stored_picture_whose_original_is_gone_shows_the_model_copy(
     wait_until(lambda: loaded(thumb), "the thumbnail")
     assert thumb.state == "ready"
     assert (thumb.full_size.width(), thumb.full_size.height()) == (320, 200)
+
+
+def test_stored_replies_lose_the_tags_of_the_sessions_expressions_not_the_global_ones(
+    qapp: QApplication,
+) -> None:
+    # An avatar pack with a face the built-in list lacks, and without one it has: the
+    # stored reply shows as it did live (the agent takes out the pack's tags only).
+    assert "wink" not in EXPRESSIONS and "joy" in EXPRESSIONS
+    session = ScriptedSession()
+    session.expressions = ("neutral", "wink")
+    session.history = [
+        Msg.user("Tell me a secret."),
+        Msg.assistant("[wink] I like your jokes. [Wink:0.4] [laughs] [joy] Really."),
+    ]
+    window = MainWindow(session)
+    try:
+        assert [e.text for e in window.transcript.entries] == [
+            "Tell me a secret.",
+            "I like your jokes. [laughs] [joy] Really.",
+        ]
+    finally:
+        window.close()
 
 
 def test_load_history_of_a_long_conversation_keeps_only_the_newest_rows(

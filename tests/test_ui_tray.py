@@ -12,7 +12,6 @@ import asyncio
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,8 @@ from PySide6.QtWidgets import QApplication, QMenu
 from app.ui import run_window
 from app.ui.pet import PetWindow
 from app.ui.tray import NO_TRAY_NOTICE, app_icon
-from tests.test_ui import ScriptedSession, window_of
+from tests.test_ui import window_of
+from tests.ui_sessions import ScriptedSession
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -72,7 +72,7 @@ def test_without_a_tray_the_user_is_told_once_and_closing_quits(qapp: QApplicati
             await super().start()
             window = window_of(self)
             QApplication.processEvents()
-            seen["notice"] = window.notice_label.text()
+            seen["notice"] = window.status_text()  # every notice shown
             window.close()
 
     session = Probe()
@@ -98,19 +98,20 @@ def test_with_a_tray_closing_the_window_keeps_running_and_quit_ends_a_turn_in_fl
         await asyncio.sleep(0.05)
         seen["hidden"] = not window.isVisible()
         seen["still_running"] = not session.closed
-        seen["quit_at"] = time.monotonic()
         next(a for a in tray_menu().actions() if a.text() == "Quit Companion").trigger()
+        # Only reached if Quit left the app running (the turn in flight held it open).
+        await asyncio.sleep(15)
+        seen["running_after_quit"] = True
 
     def make() -> TurnInFlightSession:
         asyncio.get_running_loop().create_task(script())
         return session
 
-    assert run_window(make, use_tray=True, quit_after_s=20) == 0
-    elapsed = time.monotonic() - float(seen["quit_at"])
+    assert run_window(make, use_tray=True, quit_after_s=60) == 0
     assert seen["hidden"] and seen["still_running"]
+    assert "running_after_quit" not in seen  # Quit ended it, not the 60 s guard
     assert session.sent == ["tell me a long story"]
     assert session.turn_cancelled and session.closed
-    assert elapsed < 2.0
 
 
 def test_quitting_from_the_tray_with_a_turn_in_flight_prints_no_traceback() -> None:

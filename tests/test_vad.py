@@ -202,3 +202,26 @@ def test_clipped_speech_is_one_utterance_that_keeps_its_onset(question_wav: Path
     first_sound = at + int(np.flatnonzero(np.abs(speech) > 3000)[0])
     start = (events[1][0] + 1) * FRAME_SAMPLES - len(utterance.pcm) // 2
     assert start <= first_sound, "the pre-speech pad lost the onset"
+
+
+def test_the_endpointer_config_comes_from_the_voice_settings() -> None:
+    from dataclasses import fields
+
+    from app.config import VadSettings
+
+    vad = VadSettings(
+        start_threshold=0.6,
+        stop_threshold=0.3,
+        end_silence_ms=900,
+        pre_speech_pad_ms=200,
+        min_speech_ms=100,
+        max_utterance_s=12.0,
+    )
+    config = EndpointerConfig.from_settings(vad)
+    assert {f.name: getattr(config, f.name) for f in fields(config)} == {
+        f.name: getattr(vad, f.name) for f in fields(config)
+    }
+    trimmed = EndpointerConfig.from_settings(vad, min_speech_ms=0, max_utterance_s=10_000)
+    assert (trimmed.min_speech_ms, trimmed.max_utterance_s) == (0, 10_000)
+    assert trimmed.end_silence_ms == 900
+    assert EndpointerConfig.from_settings(VadSettings()) == EndpointerConfig()

@@ -203,10 +203,10 @@ def test_the_mic_mode_selector_push_to_talk_and_the_live_pill(
         assert not window.mic_live.isVisible()  # not live until the button is held
         window.talk_button.pressed.emit()
         await settle()
-        assert session._ptt_pressed and window.mic_live.isVisible()
+        assert session.gate.held and window.mic_live.isVisible()
         window.talk_button.released.emit()
         await settle()
-        assert not session._ptt_pressed and not window.mic_live.isVisible()
+        assert not session.gate.held and not window.mic_live.isVisible()
         # Held from elsewhere (a global hotkey): the button and the pill show it too.
         session.set_push_to_talk(True)
         await settle()
@@ -264,7 +264,7 @@ def test_the_level_meter_moves_with_the_voice_and_rests_when_muted(
 def test_progress_a_slow_model_a_tool_chip_and_a_screenshot_are_shown(
     qapp: QApplication, server: ScriptedChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import app.session as session_module
+    import app.session.turn as session_module
 
     monkeypatch.setattr(session_module, "STILL_WAITING_S", 0.2)
     server.push(Reply.text_stream(["Finally.", " Here."], delay=1.0))

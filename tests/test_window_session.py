@@ -25,6 +25,7 @@ from app.session import VoiceSession
 from app.ui import MainWindow
 from app.ui.app import release_loop_timers
 from tests.llm_servers import Reply, ScriptedChatServer
+from tests.ui_sessions import ScriptedSession
 
 
 @pytest.fixture(scope="module")
@@ -92,39 +93,10 @@ def test_the_companion_command_opens_and_closes_the_window(server: ScriptedChatS
     assert "Task was destroyed" not in done.stderr
 
 
-class _CaptureSession:
-    """Records the user's answers to capture requests (the window's only call here)."""
-
-    def __init__(self) -> None:
-        from app.avatar.state import EXPRESSIONS
-
-        self.events = EventHub()
-        self.expressions = EXPRESSIONS
-        self.answers: list[tuple[int, bool]] = []
-
-    async def start(self) -> None:
-        return None
-
-    def set_mic_enabled(self, enabled: bool) -> None:
-        return None
-
-    async def send_text(self, text: str) -> object:
-        return None
-
-    def interrupt(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
-
-    def answer_capture(self, request_id: int, allowed: bool) -> None:
-        self.answers.append((request_id, allowed))
-
-
 def test_a_screenshot_is_always_shown_to_the_user(qapp: QApplication, tmp_path: Path) -> None:
     from app.events import CaptureTaken
 
-    session = _CaptureSession()
+    session = ScriptedSession()
     window = MainWindow(session)
     try:
         session.events.emit(CaptureTaken(tmp_path / "c.png", 1, 1280, 720))
@@ -140,7 +112,7 @@ def test_the_user_answers_a_capture_request(qapp: QApplication) -> None:
 
     from app.events import CaptureRequested
 
-    session = _CaptureSession()
+    session = ScriptedSession()
     window = MainWindow(session)
     try:
         answers = ((7, QMessageBox.StandardButton.Yes), (8, QMessageBox.StandardButton.No))

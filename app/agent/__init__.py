@@ -1,5 +1,7 @@
 """The agent: AgentCore (the model and its tools), MemoryAgent (history, interruptions),
-the reply pipeline (transformers), tools, vision, characters and conversation storage.
+the reply pipeline (transformers), tools, vision, characters and conversation storage;
+AgentRunner, the host API (the agent built from the app's configuration, without the
+voice session).
 
 Every name is imported on first use, so importing one light module of the package
 (`app.agent.speech_text`, `app.agent.storage`) on the way to the window does not pull
@@ -12,11 +14,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from app.agent.core import AgentCore, AgentTurnError, TurnStats
+    from app.agent.core import AgentCore, AgentTurnError
     from app.agent.mcp import McpServer
     from app.agent.memory_agent import INTERRUPTED_NOTE, BatchInput, MemoryAgent
+    from app.agent.model_call import TurnStats
     from app.agent.outputs import Actions, SentenceOutput, ToolStatus
     from app.agent.persona import Character, CharacterError, load_character
+    from app.agent.runner import AgentRunner, AgentRunRequest, AgentRunResult
     from app.agent.storage import (
         ConversationInfo,
         ConversationStorage,
@@ -29,7 +33,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "AgentCore": "app.agent.core",
     "AgentTurnError": "app.agent.core",
-    "TurnStats": "app.agent.core",
+    "TurnStats": "app.agent.model_call",
     "McpServer": "app.agent.mcp",
     "INTERRUPTED_NOTE": "app.agent.memory_agent",
     "BatchInput": "app.agent.memory_agent",
@@ -40,6 +44,9 @@ _LAZY = {
     "Character": "app.agent.persona",
     "CharacterError": "app.agent.persona",
     "load_character": "app.agent.persona",
+    "AgentRunRequest": "app.agent.runner",
+    "AgentRunResult": "app.agent.runner",
+    "AgentRunner": "app.agent.runner",
     "ConversationInfo": "app.agent.storage",
     "ConversationStorage": "app.agent.storage",
     "FileStorage": "app.agent.storage",
@@ -70,6 +77,9 @@ __all__ = [
     "INTERRUPTED_NOTE",
     "Actions",
     "AgentCore",
+    "AgentRunRequest",
+    "AgentRunResult",
+    "AgentRunner",
     "AgentTurnError",
     "BatchInput",
     "Character",

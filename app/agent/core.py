@@ -4,11 +4,13 @@
 tools it runs them (concurrently within a round, each with its timeout), yields a
 `ToolStatus` while they run, appends the assistant's calls and the tool results,
 and calls the model again: at most `max_tool_rounds` rounds, then once more with
-`tool_choice="none"` for a final answer. Whatever happens (success, failure,
+`tool_choice="none"` for a final answer. A model offered no tools may still get a
+tool's result: `app_tool_calls` are run before it answers (the screenshot a question
+about the screen needs, `agent.looking`). Whatever happens (success, failure,
 interruption) every message of the turn is appended to storage at the end.
 
-Model reasoning is passed on wrapped in `<think>` … `</think>` so the reply
-pipeline shows it and never speaks it. The prompt is trimmed oldest-turn-first to
+Model reasoning is passed on typed (`ThinkingDelta`), so the reply pipeline shows it
+and never speaks it. The prompt is trimmed oldest-turn-first to
 the context window (the system prompt and the current turn always stay); a context
 overflow the provider reports triggers one harder trim and a retry, and a model
 that rejects tools is asked again without them (once, then never for this core).
@@ -20,22 +22,37 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from app.agent.outputs import ToolStatus
-from app.agent.storage import ConversationStorage
+from app.agent.clock import TimeNotes
+from app.agent.commit import TurnCommit
+from app.agent.context_fit import StableStart, first_fitting
+from app.agent.looking import fold_app_looks
+from app.agent.masking import mask_message
+from app.agent.model_call import ModelCall, TurnStats, stream_call
+from app.agent.notes import with_memory_note
+from app.agent.outputs import ThinkingDelta, ToolStatus
+from app.agent.reply_guard import (
+    ReplyCut,
+    ReplyGuard,
+    fallback_reply,
+    has_words,
+    nudged,
+)
+from app.agent.storage import ConversationStorage, write_problem_words
 from app.agent.tools import ToolContext, ToolRegistry
 from app.agent.vision import (
     SUMMARIES_KEY,
+    ImageDescriber,
     VisionError,
-    VisionSummarizer,
     images_as_text,
     message_images,
+    missing_images_as_notes,
 )
 from app.llm import (
-    ContentBlock,
     ImageBlock,
     LLMRequest,
     Msg,
@@ -44,17 +61,19 @@ from app.llm import (
     StreamingProvider,
     TextBlock,
     ToolChoice,
-    ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
     is_context_overflow,
 )
+from app.llm.reply_form import ReplyForm
 from app.llm.request import estimate_input_tokens
+from app.llm.transform import NO_RESULT
+from app.redaction import Redactor
 
 log = logging.getLogger(__name__)
 
 REPLY_RESERVE_TOKENS = 1024  # room for the answer when max_tokens is not set
-CANCELLED_TOOL = "Cancelled: the user interrupted before this tool finished."
+CANCELLED_TOOL = NO_RESULT  # the words a tool call the user cut short is answered with
 # How servers say they cannot take tools (llama.cpp builds, older vLLM, Ollama models).
 _TOOLS_REJECTED = re.compile(
     r"(does not|doesn't|do not|cannot|can't) support (tools|tool[ _-]?(use|calling|calls)"
@@ -75,31 +94,6 @@ class AgentTurnError(Exception):
     """The model could not answer; the message is the provider's complaint in words."""
 
 
-@dataclass(slots=True)
-class TurnStats:
-    """perf_counter() stamps of one turn, for stage timings."""
-
-    request_sent: float | None = None
-    first_token: float | None = None
-    finished: float | None = None
-    text: str = ""
-    interrupted: bool = False
-    error: str | None = None
-    tool_rounds: int = 0
-    model_calls: int = 0
-
-
-@dataclass(slots=True)
-class _Call:
-    """One model call in progress: what it streamed and how it ended."""
-
-    parts: list[str] = field(default_factory=list)
-    message: Msg | None = None
-    error: ProviderError | None = None
-    cancelled: bool = False
-    emitted: bool = False
-
-
 def _has(msg: Msg, kind: str) -> bool:
     """Whether `msg` holds a block of `kind` (without building blocks for plain text)."""
     return not isinstance(msg.content, str) and any(b.kind == kind for b in msg.content)
@@ -117,39 +111,16 @@ def _turn_groups(history: Sequence[Msg]) -> list[list[Msg]]:
     return groups
 
 
-def _pair_tool_calls(messages: list[Msg]) -> list[Msg]:
-    """Every tool call answered by a result and no result without its call: providers
-    refuse anything else, and a crash or an old file may have left one unpaired."""
-    out: list[Msg] = []
-    open_calls: dict[str, ToolUseBlock] = {}
+class TurnMemory(Protocol):
+    """Long-term memory around a turn (`app.memory.LongTermMemory`): a note for the model
+    before it answers (recalled memories, what a memory command did), and the finished
+    turn handed over for extraction (queued, never run on the turn's path)."""
 
-    def close_open() -> None:
-        for call in open_calls.values():
-            out.append(Msg.tool_result(call.id, CANCELLED_TOOL, is_error=True, name=call.name))
-        open_calls.clear()
+    def before_turn(self, text: str, conversation: str, turn: int) -> str: ...
 
-    for msg in messages:
-        if isinstance(msg.content, str):
-            if open_calls:
-                close_open()
-            out.append(msg)
-            continue
-        results = msg.tool_results
-        if results:
-            kept: list[ContentBlock] = [
-                b for b in msg.blocks if not isinstance(b, ToolResultBlock)
-            ]
-            kept += [r for r in results if open_calls.pop(r.tool_use_id, None) is not None]
-            if kept:
-                out.append(msg if len(kept) == len(msg.blocks) else msg.model_copy(
-                    update={"content": kept}))
-            continue
-        close_open()
-        out.append(msg)
-        is_reply = msg.role == Role.ASSISTANT
-        open_calls = {call.id: call for call in msg.tool_calls} if is_reply else {}
-    close_open()
-    return out
+    def after_turn(
+        self, history: Sequence[Msg], start: int, conversation: str, *, failed: bool = False
+    ) -> None: ...
 
 
 @dataclass
@@ -167,14 +138,29 @@ class AgentCore:
     chat_supports_vision: bool = False
     require_detailed: bool = False
     tools: ToolRegistry | None = None
-    vision: VisionSummarizer | None = None
+    vision: ImageDescriber | None = None
     context_window: int | None = None
     media_root: Path | None = None  # the data folder tool images are kept in
+    max_sentences: int = 0  # a reply stops after this many sentences (0: no limit)
+    time_notes: bool = False  # each user message says the local time it was sent
+    stable_trim: bool = False  # trimmed history keeps its start for several turns
+    reply_form: ReplyForm | None = None  # a tag, then N sentences (embedded: a grammar)
+    # Tool calls the app makes itself before the model answers, when the model is
+    # offered no tools (it cannot call them): the screenshot a screen question needs.
+    app_tool_calls: Callable[[Msg], list[ToolUseBlock]] | None = None
     last_stats: TurnStats = field(default_factory=TurnStats)
+    # The secrets masked in all a turn brings in (the model's words, tool results, the
+    # user's): key shapes only unless the session gives its configured keys.
+    redactor: Redactor = field(default_factory=Redactor)
     tools_rejected: bool = False  # the model refused tools once: not offered again
+    memory: TurnMemory | None = None  # long-term memory, when on
+    # This turn's memory note, after the history (the prefix read last turn is kept).
+    _memory_note: str = field(default="", repr=False)
     # Token estimates of history messages by identity (the message is kept to make
     # sure the id was not reused): trimming then costs no pydantic work per turn.
     _sizes: dict[int, tuple[Msg, int]] = field(default_factory=dict, repr=False)
+    _clock: TimeNotes = field(default_factory=TimeNotes, repr=False)
+    _start: StableStart = field(default_factory=StableStart, repr=False)
 
     # ----- the request ------------------------------------------------------
     def _message_size(self, msg: Msg) -> int:
@@ -216,35 +202,45 @@ class AgentCore:
             budget = sum(sizes)
         if shrink:
             budget = min(budget, sum(sizes)) // 2
-        kept: list[list[Msg]] = []
-        for group, size in zip(reversed(groups), reversed(sizes), strict=True):
-            if size > budget:
-                break
-            budget -= size
-            kept.append(group)
-        dropped = len(groups) - len(kept)
+        if self.stable_trim and not shrink:
+            dropped = self._start.choose(groups, sizes, budget)
+        else:
+            dropped = first_fitting(sizes, budget)
         if dropped:
             log.info("left the %d oldest turn(s) out to fit the context window", dropped)
-        return [msg for group in reversed(kept) for msg in group]
+        return [msg for group in groups[dropped:] for msg in group]
 
     def _request(
         self, history: list[Msg], turn: list[Msg], tools: list[ToolSpec],
         tool_choice: ToolChoice | None, *, shrink: bool = False,
     ) -> LLMRequest:
         system = [Msg.system(self.system_prompt)] if self.system_prompt else []
+        if not tools:  # looks the app made for a model without tools: told in words
+            history, turn = fold_app_looks(history), fold_app_looks(turn)
+        if self.time_notes:
+            # In the new user message, not the system prompt: the prompt's beginning
+            # stays the same from turn to turn, so a local model reuses what it read.
+            turn = self._clock.noted(turn)
         if not self.chat_supports_vision:
             have = self.vision is not None
             history = images_as_text(history, have_summarizer=have)
             turn = images_as_text(turn, have_summarizer=have)
-        past = self._fit(system, history, turn, tools, shrink=shrink)
+        else:  # an image file deleted since: a note, not a turn that cannot be sent
+            history, turn = missing_images_as_notes(history), missing_images_as_notes(turn)
+        notes = [Msg.system(self._memory_note)] if self._memory_note else []
+        if notes and self.time_notes:  # a small model heeds the user's message more
+            turn = with_memory_note(turn, self._memory_note)
+            notes = []
+        past = self._fit(system + notes, history, turn, tools, shrink=shrink)
         return LLMRequest(
             model=self.model,
-            messages=system + _pair_tool_calls(past + turn),
+            messages=system + past + notes + turn,
             tools=tools,
             tool_choice=tool_choice if tools else None,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             stream=True,
+            reply_form=self.reply_form,
         )
 
     async def warm_up(self) -> None:
@@ -267,23 +263,44 @@ class AgentCore:
         return self.tools.specs()
 
     async def run_turn(
-        self, history: list[Msg], user: Msg
-    ) -> AsyncGenerator[str | ToolStatus, None]:
-        """Stream the reply to `user`; `history` gets the turn appended when it ends."""
+        self, history: list[Msg], user: Msg, *, commit: TurnCommit | None = None
+    ) -> AsyncGenerator[str | ThinkingDelta | ToolStatus | ReplyCut, None]:
+        """Stream the reply to `user` (answer text, reasoning, tool status, in order);
+        `history` gets the turn appended when it ends. A held `commit` (a speculative
+        reply) defers that until it is confirmed, and no tool runs before then.
+
+        A reply the guard stopped inside a sentence is followed by a `ReplyCut`; a reply
+        with no words (only a tag, or nothing) is asked for once more, then answered
+        with a short fallback line, so the user never waits on silence."""
         stats = self.last_stats = TurnStats()
+        if commit is not None:
+            commit.stats = stats
+        user = mask_message(user, self.redactor)
+        self._memory_note = self._recall(user.text, len(history))
         turn: list[Msg] = [user]
-        call = _Call()
+        call = ModelCall()
         pending: list[ToolUseBlock] = []
         parts: list[str] = []
+        asked_again = False
         try:
             await self._summarize(user, question=user.text)
+            calls = self.app_tool_calls(user) if self.app_tool_calls else []
+            if calls and self.tools is not None and not self._tool_specs():
+                turn.append(Msg(role=Role.ASSISTANT, content=list(calls)))
+                pending = calls
+                for tool_call in calls:
+                    yield ToolStatus(tool_call.name, f"[🔧 {tool_call.name}]")
+                turn.extend(await self._run_tools(calls, history, turn, user.text))
+                pending = []
             while True:
                 final_round = stats.tool_rounds >= self.max_tool_rounds
-                call = _Call()
-                async for token in self._call(history, turn, final_round, stats, call):
+                call = ModelCall(guard=ReplyGuard(self.max_sentences))
+                async for token in self._call(history, turn, final_round, stats, call, asked_again):
                     yield token
                 if call.message is not None:
                     parts.extend(call.parts)
+                if call.guard.cut is not None and call.guard.tail_unfinished:
+                    yield ReplyCut(call.guard.cut)
                 if call.cancelled:
                     stats.interrupted = True
                     break
@@ -293,6 +310,15 @@ class AgentCore:
                 reply = call.message
                 calls = reply.tool_calls if self._tool_specs() and not final_round else []
                 if not calls:
+                    if not has_words(reply.text):
+                        if not asked_again:
+                            log.info("the reply had no words (%r): asking once more", reply.text)
+                            asked_again = True
+                            continue
+                        fallback = fallback_reply(user.text)
+                        yield fallback
+                        parts.append(fallback)
+                        reply = Msg.assistant(fallback, metadata={"fallback": True})
                     if reply.tool_calls:  # asked not to, yet it did: no results will follow
                         reply.content = [b for b in reply.blocks if not isinstance(b, ToolUseBlock)]
                     turn.append(reply)
@@ -301,6 +327,8 @@ class AgentCore:
                 pending = calls
                 for tool_call in calls:
                     yield ToolStatus(tool_call.name, f"[🔧 {tool_call.name}]")
+                if commit is not None:
+                    await commit.confirmed()  # a tool's effects cannot be taken back
                 turn.extend(await self._run_tools(calls, history, turn, user.text))
                 pending = []
                 stats.tool_rounds += 1
@@ -316,22 +344,30 @@ class AgentCore:
             raise
         finally:
             stats.finished = time.perf_counter()
+            stats.error = self.redactor(stats.error) if stats.error else stats.error
             stats.text = "".join(parts if call.message is not None else [*parts, *call.parts])
-            self._record(history, turn, call, pending, stats)
+            if commit is None:
+                self._record(history, turn, call, pending, stats)
+            else:
+                commit.record(lambda: self._record(history, turn, call, pending, stats))
         if stats.error is not None:
             raise AgentTurnError(stats.error)
 
     async def _call(
         self, history: list[Msg], turn: list[Msg], final_round: bool, stats: TurnStats,
-        call: _Call,
-    ) -> AsyncIterator[str]:
+        call: ModelCall, nudge: bool = False,
+    ) -> AsyncIterator[str | ThinkingDelta]:
         """One model call, retried once without tools if the model rejects them and once
-        trimmed harder if the prompt overflowed (never after output was streamed)."""
+        trimmed harder if the prompt overflowed (never after output was streamed);
+        `nudge` reminds the model to answer in words (its first answer had none)."""
         shrink = retried_tools = False
         while True:
             tools = self._tool_specs()
             choice: ToolChoice | None = "none" if final_round and tools else None
             request = self._request(history, turn, tools, choice, shrink=shrink)
+            if nudge:
+                request = nudged(request)
+            call.guard = ReplyGuard(call.guard.max_sentences)
             call.parts.clear()
             call.message, call.error, call.emitted = None, None, False
             async for token in self._stream(request, stats, call):
@@ -349,44 +385,19 @@ class AgentCore:
                 continue
             return
 
-    async def _stream(
-        self, request: LLMRequest, stats: TurnStats, call: _Call
-    ) -> AsyncIterator[str]:
-        thinking_open = False
-        stats.model_calls += 1
-        if stats.request_sent is None:
-            stats.request_sent = time.perf_counter()
-        async for event in self.provider.stream(request):
-            if event.kind == "block.delta":
-                channel, delta = event.channel, event.delta
-                if not delta:
-                    continue
-                if channel == "text":
-                    if thinking_open:
-                        thinking_open = False
-                        yield "</think>"
-                    if stats.first_token is None:
-                        stats.first_token = time.perf_counter()
-                    call.parts.append(delta)
-                    call.emitted = True
-                    yield delta
-                elif channel == "thinking":
-                    if stats.first_token is None:
-                        stats.first_token = time.perf_counter()
-                    if not thinking_open:
-                        thinking_open = True
-                        yield "<think>"
-                    call.emitted = True
-                    yield delta
-            elif event.kind == "response.completed":
-                call.message = event.response.to_msg()
-            elif event.kind == "response.failed":
-                call.error = event.error
-                call.emitted = call.emitted or bool(event.semantic_output_emitted)
-            elif event.kind == "response.cancelled":
-                call.cancelled = True
-        if thinking_open:
-            yield "</think>"
+    def _stream(
+        self, request: LLMRequest, stats: TurnStats, call: ModelCall
+    ) -> AsyncIterator[str | ThinkingDelta]:
+        return stream_call(self.provider, request, stats, call, self.redactor)
+
+    def _recall(self, text: str, turn: int) -> str:
+        if self.memory is None:
+            return ""
+        try:
+            return self.memory.before_turn(text, self.history_uid, turn)
+        except Exception:  # the memory must never cost the user a turn
+            log.exception("the long-term memory could not be read")
+            return ""
 
     # ----- tools and images -------------------------------------------------
     async def _run_tools(
@@ -405,6 +416,7 @@ class AgentCore:
                     part = part.model_copy(update={"name": f"tool{number}"})
                 content.append(part)
             msg = Msg(role=Role.TOOL, content=[result.model_copy(update={"content": content})])
+            msg = mask_message(msg, self.redactor)  # a tool may print a key: not sent on
             await self._summarize(msg, question=question)
             messages.append(msg)
         return messages
@@ -433,7 +445,7 @@ class AgentCore:
 
     # ----- storage ----------------------------------------------------------
     def _record(
-        self, history: list[Msg], turn: list[Msg], call: _Call, pending: list[ToolUseBlock],
+        self, history: list[Msg], turn: list[Msg], call: ModelCall, pending: list[ToolUseBlock],
         stats: TurnStats,
     ) -> None:
         answered = {r.tool_use_id for m in turn for r in m.tool_results}
@@ -444,20 +456,36 @@ class AgentCore:
                         tool_call.id, CANCELLED_TOOL, is_error=True, name=tool_call.name
                     )
                 )
-        if turn[-1].role != Role.ASSISTANT:
-            turn.append(Msg.assistant("".join(call.parts) if call.message is None else ""))
+        said = "".join(call.parts) if call.message is None else ""
+        # A failed turn keeps what was said and streamed, never an empty reply: the
+        # next request would carry it, and a list would show a blank answer.
+        if turn[-1].role != Role.ASSISTANT and (said.strip() or not stats.error):
+            turn.append(Msg.assistant(said))
         final = turn[-1]
         if stats.interrupted:
             final.metadata["interrupted"] = True
         if stats.error:
             final.metadata["error"] = stats.error
-        if not final.blocks:
+        if final.role == Role.ASSISTANT and not final.blocks:
             final.content = [TextBlock(text="")]
+        turn[:] = [mask_message(msg, self.redactor) for msg in turn]
+        start = len(history)
         history.extend(turn)
+        self._memory_note = ""
+        if self.memory is not None:
+            try:
+                self.memory.after_turn(history, start, self.history_uid, failed=bool(stats.error))
+            except Exception:  # the memory must never cost the user a turn
+                log.exception("the long-term memory could not take the turn")
         try:
             self.storage.append(self.conf_uid, self.history_uid, turn)
         except OSError as exc:
-            log.error("could not save the conversation (%s); it stays in memory", exc)
+            log.error("could not save the turn (%s); it stays in memory", exc)
+            stats.unsaved = getattr(exc, "unsaved", len(turn))
+            stats.save_problem = write_problem_words(exc)
+        else:  # written, with whatever waited from before; or still waiting elsewhere
+            stats.unsaved, problem = self.storage.unsaved(), self.storage.write_problem
+            stats.save_problem = write_problem_words(problem) if problem else None
 
 
 def last_label_number(messages: Sequence[Msg], prefix: str) -> int:

@@ -18,14 +18,17 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from app.agent.tools import Tool, ToolContext, ToolError, _json_text
+from app.agent.tools import Tool, ToolContext, ToolError, ToolRegistry, _json_text
 from app.media import import_image_async
+
+if TYPE_CHECKING:
+    from app.config import McpServerSettings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["McpError", "McpServer"]
+__all__ = ["McpError", "McpServer", "start_mcp_servers"]
 
 
 class McpError(Exception):
@@ -216,3 +219,30 @@ class McpServer:
             with contextlib.suppress(BaseException):
                 await task
         self._tasks = []
+
+
+async def start_mcp_servers(
+    servers: Mapping[str, McpServerSettings], tools: ToolRegistry
+) -> tuple[list[McpServer], list[str]]:
+    """Start the enabled servers of the config and offer their tools in `tools`; the
+    servers running, and a problem in words for each one that could not start."""
+    started: list[McpServer] = []
+    problems: list[str] = []
+    for name, spec in servers.items():
+        if not spec.enabled:
+            continue
+        command = [spec.command] if isinstance(spec.command, str) else list(spec.command)
+        server = McpServer(
+            name, [*command, *spec.args], env=spec.env, cwd=spec.cwd, timeout_s=spec.timeout_s
+        )
+        try:
+            offered = await server.start()
+        except Exception as exc:
+            await server.aclose()
+            problems.append(f"The MCP server {name!r} could not start: {exc}")
+            continue
+        started.append(server)
+        for tool in offered:
+            tools.add(tool, replace=True)
+        log.info("MCP server %s offers %d tool(s)", name, len(offered))
+    return started, problems

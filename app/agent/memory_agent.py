@@ -20,7 +20,9 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.agent.commit import TurnCommit
 from app.agent.core import AgentCore, last_label_number
+from app.agent.notes import INTERRUPTED_NOTE
 from app.agent.outputs import SentenceOutput, ToolStatus
 from app.agent.transformers import reply_pipeline
 from app.avatar.state import EXPRESSIONS
@@ -29,7 +31,6 @@ from app.media import ImageError, import_image_async
 
 log = logging.getLogger(__name__)
 
-INTERRUPTED_NOTE = "[The user interrupted you here; they heard only the text above.]"
 
 
 @dataclass(slots=True)
@@ -105,8 +106,12 @@ class MemoryAgent:
             user.metadata.update(batch.metadata)
         return user
 
-    async def chat(self, batch: BatchInput) -> AsyncIterator[SentenceOutput | ToolStatus]:
-        """Sentences (and tool status) of the reply, in order, as they become ready."""
+    async def chat(
+        self, batch: BatchInput, *, commit: TurnCommit | None = None
+    ) -> AsyncIterator[SentenceOutput | ToolStatus]:
+        """Sentences (and tool status) of the reply, in order, as they become ready.
+        With a held `commit` (a speculative reply) nothing of the turn is recorded, and
+        no tool runs, until it is confirmed; discarded, it leaves no trace."""
         self._generation += 1
         generation = self._generation
 
@@ -115,65 +120,45 @@ class MemoryAgent:
 
         user = await self._user_message(batch)
         out: asyncio.Queue[SentenceOutput | ToolStatus | BaseException | None] = asyncio.Queue()
-        tokens: asyncio.Queue[str | None] = asyncio.Queue()
 
         async def produce() -> None:
-            try:
-                async with contextlib.aclosing(self.core.run_turn(self.history, user)) as turn:
-                    async for item in turn:
-                        if not current():
-                            break
-                        if isinstance(item, ToolStatus):
-                            await out.put(item)
-                        else:
-                            await tokens.put(item)
-            except BaseException as exc:
-                await tokens.put(None)
-                await out.put(exc)
-                raise
-            await tokens.put(None)
-
-        async def token_stream() -> AsyncIterator[str]:
-            while (token := await tokens.get()) is not None:
-                yield token
-
-        async def shape() -> None:
-            async for sentence in reply_pipeline(
-                token_stream(),
+            # The reply pipeline runs straight over the model's turn, so answer text,
+            # reasoning and tool statuses come out in the order the model produced them.
+            # It runs in a task of its own so an interruption can cancel it wherever it
+            # waits (the model, a tool), not only between sentences.
+            replies = reply_pipeline(
+                self.core.run_turn(self.history, user, commit=commit),
                 expressions=self.expressions,
                 first_fragment_at_comma=self.first_fragment_at_comma,
-            ):
-                if not current():
-                    break
-                await out.put(sentence)
+            )
+            try:
+                async with contextlib.aclosing(replies):
+                    async for item in replies:
+                        if not current():
+                            break
+                        await out.put(item)
+            except BaseException as exc:
+                await out.put(exc)
+                raise
             await out.put(None)
 
         producer = asyncio.create_task(produce())
         self._turn_task = producer
-        shaper = asyncio.create_task(shape())
         try:
             while current():
                 item = await out.get()
                 if item is None or not current():
                     break
                 if isinstance(item, BaseException):
-                    await asyncio.gather(shaper, return_exceptions=True)
-                    # Sentences already shaped still reach the user before the error.
-                    while not out.empty() and current():
-                        rest = out.get_nowait()
-                        if isinstance(rest, SentenceOutput | ToolStatus):
-                            yield rest
-                    raise item
+                    raise item  # what was said before it is already out, in order
                 yield item
             if current():
                 await producer
         finally:
-            for task in (producer, shaper):
-                if not task.done():
-                    task.cancel()
-            for task in (producer, shaper):
-                with contextlib.suppress(BaseException):
-                    await task
+            if not producer.done():
+                producer.cancel()
+            with contextlib.suppress(BaseException):
+                await producer
             self._apply_pending_interrupt()
 
     def handle_interrupt(self, heard_response: str) -> None:

@@ -31,6 +31,17 @@ class SentenceOutput:
     is_thinking: bool = False
 
 
+@dataclass(slots=True, frozen=True)
+class ThinkingDelta:
+    """A piece of the model's reasoning, as its provider streamed it (typed, never spoken).
+
+    The token stream into the reply pipeline is `str` (the answer), `ThinkingDelta` and
+    passthrough items such as `ToolStatus`; reasoning never travels as `<think>` text.
+    """
+
+    text: str
+
+
 @dataclass(slots=True)
 class ToolStatus:
     """A tool is running (or finished) so the user never waits on a blank."""

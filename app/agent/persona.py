@@ -6,7 +6,7 @@ A character file looks like `assets/characters/default.toml`::
     expressions = ["neutral", "joy", ...]
     system_prompt = \"\"\"You are {name} ... The tags you can use are: {tags}.\"\"\"
 
-`{name}` and `{tags}` in the prompt are filled in by `Character.prompt()`.
+`{name}`, `{tags}` and `{sentences}` in the prompt are filled in by `Character.prompt()`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from app.assets import asset_path
 from app.avatar.state import EXPRESSIONS
 
 __all__ = ["DEFAULT_CHARACTER_FILE", "Character", "CharacterError", "load_character"]
 
-DEFAULT_CHARACTER_FILE = (
-    Path(__file__).resolve().parents[2] / "assets" / "characters" / "default.toml"
-)
+DEFAULT_CHARACTER_FILE = asset_path("characters/default.toml")
 
 
 class CharacterError(Exception):
@@ -45,11 +44,28 @@ class Character(BaseModel):
             raise ValueError("a character needs at least one expression")
         return names
 
-    def prompt(self, *, extra: str = "") -> str:
-        """The system prompt with `{name}` and `{tags}` filled in (and `extra` after it)."""
+    def prompt(self, *, extra: str = "", max_sentences: int = 3) -> str:
+        """The system prompt with `{name}`, `{tags}` and `{sentences}` (how many
+        sentences a reply has: "one to three") filled in, and `extra` after it."""
         tags = ", ".join(f"[{e}]" for e in self.expressions)
-        text = self.system_prompt.replace("{name}", self.name).replace("{tags}", tags).strip()
+        text = (
+            self.system_prompt.replace("{name}", self.name)
+            .replace("{tags}", tags)
+            .replace("{sentences}", sentence_count_words(max_sentences))
+            .strip()
+        )
         return f"{text}\n{extra.strip()}".strip() if extra.strip() else text
+
+
+def sentence_count_words(max_sentences: int) -> str:
+    """How many sentences a reply has, as the prompt says it ("one to three")."""
+    if max_sentences <= 0:
+        return "as few as you need"
+    words = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+    if max_sentences == 1:
+        return "one"
+    most = words[max_sentences - 1] if max_sentences <= len(words) else str(max_sentences)
+    return f"one or {most}" if max_sentences == 2 else f"one to {most}"
 
 
 def load_character(path: Path | str | None = None) -> Character:

@@ -7,20 +7,21 @@ The default text is the shipped character's (`assets/characters/default.toml`);
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
-from app.agent.persona import CharacterError, load_character
+from app.agent.persona import Character, CharacterError, load_character
+from app.assets import asset_path
 from app.avatar.state import EXPRESSIONS
 
-DEFAULT_PROMPT_FILE = Path(__file__).resolve().parents[2] / "assets" / "prompts" / "system.txt"
+DEFAULT_PROMPT_FILE = asset_path("prompts/system.txt")
 TOOLS_HINT = (
     "When the user asks about something on their screen, call the take_screenshot tool "
     "to look before you answer."
 )
 _FALLBACK = (
     "You are {name}, a friendly desktop companion who talks with the user out loud. "
-    "Keep replies short and spoken, no markdown. Show feelings with one tag in square "
-    "brackets at the start of a sentence; the tags are: {tags}."
+    "Every reply begins with one expression tag in square brackets, one of: {tags}. "
+    "After the tag, always say your answer out loud in words: {sentences} short spoken "
+    "sentences, no markdown."
 )
 
 
@@ -42,9 +43,10 @@ def build_system_prompt(
     *,
     template: str | None = None,
     expressions: Sequence[str] = EXPRESSIONS,
+    max_sentences: int = 3,
 ) -> str:
-    """The persona prompt with `{name}` and `{tags}` filled in."""
+    """The persona prompt with `{name}`, `{tags}` and `{sentences}` filled in."""
     if template is None:
         template = _default_template()
-    tags = ", ".join(f"[{e}]" for e in expressions)
-    return template.replace("{name}", name).replace("{tags}", tags).strip()
+    character = Character(name=name, system_prompt=template, expressions=tuple(expressions))
+    return character.prompt(max_sentences=max_sentences)

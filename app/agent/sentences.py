@@ -1,5 +1,6 @@
 """The sentence divider: streamed model tokens become sentences (fragments) as soon as
-each one is known to be complete, with `<think>` content marked as thinking.
+each one is known to be complete, with reasoning marked as thinking (typed
+`ThinkingDelta`s from the provider, or `<think>` written into the text by the model).
 
 Import it from `app.agent.transformers`, the reply pipeline's public face.
 """
@@ -11,6 +12,7 @@ from collections.abc import AsyncGenerator, AsyncIterable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from app.agent.outputs import ThinkingDelta
 from app.agent.speech_text import INLINE_TAG
 
 __all__ = ["Fragment", "sentence_divider"]
@@ -41,9 +43,20 @@ _ASCII_COMMAS = ",;:"
 _FACE_EYES = ":;="  # ":(" is a face, not an opening bracket
 # Never end a sentence: titles and Latin abbreviations sit before more of the sentence.
 _ABBREVIATIONS = frozenset(
-    {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "mt", "ft", "cf", "e.g", "i.e"}
-    | {"fig", "approx", "dept", "gen", "gov", "capt", "col", "lt", "sgt", "rev", "hon"}
+    {"mr", "mrs", "ms", "mx", "dr", "prof", "sr", "jr", "vs", "cf", "e.g", "i.e", "viz"}
+    | {"dept", "gen", "gov", "capt", "col", "lt", "sgt", "rev", "hon", "pres", "sen", "rep"}
+    | {"supt", "insp", "cpl", "pvt", "adm", "maj", "cmdr", "messrs", "mme", "mlle", "fr"}
 )
+# Sit before a number or a name ("Jan. 5", "p. 12", "Mt. Everest", "Main St. It is"):
+# they end a sentence only before a word that starts one, as a dotted capital does.
+_BEFORE_NUMBER_OR_NAME = frozenset(
+    {"jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"}
+    | {"mon", "tue", "tues", "thu", "thur", "thurs", "fri"}
+    | {"vol", "vols", "ch", "chap", "p", "pp", "ca", "c", "approx", "nr", "ref", "pt", "pts"}
+    | {"st", "mt", "ft", "ave", "blvd", "rd", "hwy", "ln", "sq", "mtn", "univ", "assn"}
+)
+# Ordinary words too ("I said no.", "I love art."): abbreviations only before a digit.
+_BEFORE_NUMBER = frozenset({"no", "nos", "art", "sec", "fig", "op", "est", "ex", "eq", "para"})
 # End a sentence only when the next word looks like a new sentence ("etc. Do you?").
 _WEAK_ABBREVIATIONS = frozenset({"etc", "inc", "ltd", "co", "corp", "al", "esp"})
 _DOTTED = re.compile(r"(?:[a-z]\.)+[a-z]")  # u.s, a.m, p.m
@@ -103,6 +116,7 @@ class _SentenceSplitter:
         self._comma_cut = comma_cut  # cleared once a spoken fragment is out
         self._min_words = min_words
         self._thinking = False
+        self._typed_thinking = False  # the reasoning comes typed, not as <think> text
         self._held = ""  # a possible partial <think> tag
         self._list_number = 0  # the last numbered-list item seen ("2." continues "1.")
         self._head: list[str] = []
@@ -121,6 +135,9 @@ class _SentenceSplitter:
 
     def feed(self, token: str) -> list[Fragment]:
         out: list[Fragment] = []
+        if self._typed_thinking:  # the answer begins: the reasoning before it is complete
+            self._flush(out)
+            self._thinking = self._typed_thinking = False
         text, self._held = self._held + token, ""
         while text:
             tag = _THINK_CLOSE if self._thinking else _THINK_OPEN
@@ -144,6 +161,21 @@ class _SentenceSplitter:
             text = text[at + len(tag) :]
         return out
 
+    def feed_thinking(self, text: str) -> list[Fragment]:
+        """Reasoning the provider streamed on its own channel: shown, never spoken.
+
+        It is taken as written (a `<think>` inside it is just text); the answer text
+        before it is complete.
+        """
+        out: list[Fragment] = []
+        if not self._typed_thinking:
+            self._add(self._held, out)
+            self._held = ""
+            self._flush(out)
+            self._thinking = self._typed_thinking = True
+        self._add(text, out)
+        return out
+
     def finish(self) -> list[Fragment]:
         out: list[Fragment] = []
         self._add(self._held, out)
@@ -158,7 +190,7 @@ class _SentenceSplitter:
         at a comma: the user has been waiting on the tool.
         """
         out = self.finish()
-        self._thinking = False
+        self._thinking = self._typed_thinking = False
         self._comma_cut = self._comma_cut_wanted
         self._list_number = 0
         return out
@@ -329,7 +361,9 @@ class _SentenceSplitter:
             return False  # an initial: "J. R. R. Tolkien"
         if word.isdigit() and len(word) <= 3 and self._is_list_item(buf, start, j, int(word)):
             return False  # a numbered list item: "1. Preheat the oven"
-        if _DOTTED.fullmatch(lowered) and word[0].isupper():
+        if lowered in _BEFORE_NUMBER:
+            return _next_is_not_a_number(buf, i)  # "No. 5", but "I said no. Then"
+        if lowered in _BEFORE_NUMBER_OR_NAME or (_DOTTED.fullmatch(lowered) and word[0].isupper()):
             return _next_word_starts_sentence(buf, i, _SENTENCE_STARTERS)  # "The U.S. Army"
         if lowered in _WEAK_ABBREVIATIONS or _DOTTED.fullmatch(lowered):
             return _next_word_starts_sentence(buf, i)
@@ -349,6 +383,17 @@ class _SentenceSplitter:
         return False
 
 
+def _next_word_at(buf: str, i: int) -> int | bool | None:
+    """Where the word after `buf[i]` begins; True when a line break or a long gap comes
+    first (a new sentence, whatever follows), None when it is not here yet."""
+    j, n = i, len(buf)
+    while j < n and buf[j].isspace():
+        if buf[j] == "\n" or j - i > _MAX_GAP:
+            return True
+        j += 1
+    return None if j == n else j
+
+
 def _next_word_starts_sentence(
     buf: str, i: int, starters: frozenset[str] | None = None
 ) -> bool | None:
@@ -356,13 +401,10 @@ def _next_word_starts_sentence(
 
     With `starters`, a capitalised word starts one only if it is among them.
     """
-    j, n = i, len(buf)
-    while j < n and buf[j].isspace():
-        if buf[j] == "\n" or j - i > _MAX_GAP:
-            return True
-        j += 1
-    if j == n:
-        return None
+    j = _next_word_at(buf, i)
+    if j is None or j is True:
+        return j
+    n = len(buf)
     c = buf[j]
     if c.islower() or c.isdigit() or c in ",;:)":
         return False
@@ -376,6 +418,14 @@ def _next_word_starts_sentence(
     return buf[j:end].lower().replace("’", "'") in starters
 
 
+def _next_is_not_a_number(buf: str, i: int) -> bool | None:
+    """Is the word after `buf[i]` something other than a number? None when not here yet."""
+    j = _next_word_at(buf, i)
+    if j is None or j is True:
+        return j
+    return not (buf[j].isdigit() or buf[j] == "#")
+
+
 def _partial_tag_start(text: str) -> int:
     """Where a trailing, possibly unfinished `<think>`/`</think>` starts (len(text) if none)."""
     at = text.rfind("<", max(0, len(text) - len(_THINK_CLOSE) + 1))
@@ -387,12 +437,13 @@ def _partial_tag_start(text: str) -> int:
 
 
 async def sentence_divider(
-    tokens: AsyncIterable[str | Passthrough],
+    tokens: AsyncIterable[str | ThinkingDelta | Passthrough],
     *,
     first_fragment_at_comma: bool = True,
     first_fragment_min_words: int = 3,
 ) -> AsyncGenerator[Fragment | Passthrough, None]:
-    """Split streamed tokens into sentences as they arrive; `<think>` content is marked.
+    """Split streamed tokens into sentences as they arrive; reasoning is marked as
+    thinking, whether it comes typed (`ThinkingDelta`) or as `<think>` in the text.
 
     The first spoken fragment may end at a comma once it has `first_fragment_min_words`
     words (twice as many characters of CJK text), for a fast first sound. A sentence
@@ -406,14 +457,25 @@ async def sentence_divider(
         comma_cut=first_fragment_at_comma, min_words=first_fragment_min_words
     )
     try:
-        async for token in tokens:
-            if isinstance(token, str):
-                for fragment in splitter.feed(token):
+        try:
+            async for token in tokens:
+                if isinstance(token, str | ThinkingDelta):
+                    fed = (
+                        splitter.feed(token)
+                        if isinstance(token, str)
+                        else splitter.feed_thinking(token.text)
+                    )
+                    for fragment in fed:
+                        yield fragment
+                    continue
+                for fragment in splitter.end_message():
                     yield fragment
-                continue
-            for fragment in splitter.end_message():
+                yield token
+        except Exception:
+            # The model failed mid-reply: what it had said is still shown, then the error.
+            for fragment in splitter.finish():
                 yield fragment
-            yield token
+            raise
         for fragment in splitter.finish():
             yield fragment
     finally:

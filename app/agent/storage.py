@@ -4,13 +4,21 @@ The file store keeps one conversation per file and writes one JSON record per
 line, fsyncing each append, so a crash mid-write can at worst leave one torn last
 line, which loading skips: earlier turns are never corrupted. Amendments (what the
 user actually heard of an interrupted reply) and titles are appended records too,
-never rewrites. Images are stored as file references, never as base64. A file
-damaged some other way is backed up as `<name>.bad`, its readable records are
-kept, and a notice says so (`drain_notices`).
+never rewrites. Images are stored as file references, never as base64.
+
+Every line is checked against its schema (`history_records`); a file with lines
+that do not fit is repaired: a complete new file is written and synced, the old one
+kept as `<name>.bad`, and only then renamed over; if that cannot be done (a full
+disk) the file stays as it was. A write that fails (a full disk) is kept in memory
+and written, in order, by the next write or `retry_unsaved()`; it raises
+`HistoryNotSaved` so the turn can say so. Problems are told once each, in words
+(`drain_notices`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import os
@@ -23,9 +31,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from app.agent.durable import append_whole, free_backup_name, fsync_dir, write_new
+from app.agent.history_records import TITLE_CHARS, Replay, check_id, is_app_id, replay_line
 from app.llm import Msg
 
 log = logging.getLogger(__name__)
+
+__all__ = [
+    "TITLE_CHARS",
+    "ConversationInfo",
+    "ConversationStorage",
+    "FileStorage",
+    "HistoryNotSaved",
+    "InMemoryStorage",
+    "check_id",
+    "write_problem_words",
+]
 
 
 @dataclass(slots=True, frozen=True)
@@ -37,11 +58,41 @@ class ConversationInfo:
     message_count: int
 
 
+def write_problem_words(exc: OSError) -> str:
+    """Why a write failed, in the user's words, with the system's words after them."""
+    reasons = {
+        errno.ENOSPC: "the disk is full",
+        getattr(errno, "EDQUOT", errno.ENOSPC): "the disk quota is used up",
+        errno.EROFS: "the disk is read-only",
+        errno.EACCES: "the history folder may not be written to",
+        errno.EPERM: "the history folder may not be written to",
+        errno.EIO: "the disk reported an error",
+    }
+    detail = exc.strerror or str(exc) or type(exc).__name__
+    reason = reasons.get(exc.errno or 0)
+    return f"{reason} ({detail})" if reason else detail
+
+
+class HistoryNotSaved(OSError):
+    """A write to history failed (a full disk, a read-only folder). What it held is kept
+    in memory and written, in order, by the next write or `retry_unsaved()`;
+    `unsaved` is how many messages and changes wait."""
+
+    def __init__(self, reason: OSError, unsaved: int) -> None:
+        super().__init__(reason.errno, reason.strerror or str(reason))
+        self.unsaved = unsaved
+
+
 @runtime_checkable
 class ConversationStorage(Protocol):
+    """Conversations by id (`check_id` is the rule for ids). Renaming, amending or
+    deleting a conversation that does not exist is a `ValueError`."""
+
     def create_history(self, conf_uid: str) -> str: ...
 
-    def list_histories(self, conf_uid: str) -> list[str]: ...
+    def list_histories(self, conf_uid: str) -> list[str]:
+        """The ids, oldest first: the last one is the newest the app made."""
+        ...
 
     def load(self, conf_uid: str, history_uid: str) -> list[Msg]: ...
 
@@ -65,6 +116,19 @@ class ConversationStorage(Protocol):
         """Problems found while loading (a damaged file), once each, in words."""
         ...
 
+    def unsaved(self) -> int:
+        """How many messages and changes could not be written yet (0: all saved)."""
+        ...
+
+    def retry_unsaved(self) -> int:
+        """Try to write what could not be written; how many still wait."""
+        ...
+
+    @property
+    def write_problem(self) -> OSError | None:
+        """Why the last write failed, while something waits to be written."""
+        ...
+
 
 _uid_lock = threading.Lock()
 _last_uid_us = 0
@@ -80,6 +144,11 @@ def _new_uid() -> str:
     seconds, micros = divmod(now_us, 1_000_000)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(seconds))
     return f"{stamp}{micros:06d}-{uuid.uuid4().hex[:6]}"
+
+
+def _creation_order(uid: str) -> tuple[bool, str]:
+    """Ids the app made sort by when they were made, after any other (hand-made) name."""
+    return is_app_id(uid), uid
 
 
 def _default_title(messages: Sequence[Msg]) -> str:
@@ -104,13 +173,20 @@ class InMemoryStorage:
         self._data: dict[tuple[str, str], list[Msg]] = {}
         self._titles: dict[tuple[str, str], str] = {}
 
+    def _known(self, conf_uid: str, history_uid: str) -> list[Msg]:
+        key = (check_id(conf_uid, "configuration"), check_id(history_uid))
+        if key not in self._data:
+            raise ValueError(f"there is no conversation {history_uid!r}")
+        return self._data[key]
+
     def create_history(self, conf_uid: str) -> str:
         uid = _new_uid()
-        self._data[(conf_uid, uid)] = []
+        self._data[(check_id(conf_uid, "configuration"), uid)] = []
         return uid
 
     def list_histories(self, conf_uid: str) -> list[str]:
-        return sorted(h for c, h in self._data if c == conf_uid)
+        check_id(conf_uid, "configuration")
+        return sorted((h for c, h in self._data if c == conf_uid), key=_creation_order)
 
     def list_conversations(self, conf_uid: str) -> list[ConversationInfo]:
         return [
@@ -123,160 +199,256 @@ class InMemoryStorage:
         ]
 
     def rename_history(self, conf_uid: str, history_uid: str, title: str) -> None:
-        self._data.setdefault((conf_uid, history_uid), [])
-        self._titles[(conf_uid, history_uid)] = title.strip()
+        self._known(conf_uid, history_uid)
+        self._titles[(conf_uid, history_uid)] = " ".join(title.split())[:TITLE_CHARS]
 
     def amend(self, conf_uid: str, history_uid: str, index: int, message: Msg) -> None:
-        msgs = self._data.get((conf_uid, history_uid))
-        if msgs and -len(msgs) <= index < len(msgs):
+        msgs = self._known(conf_uid, history_uid)
+        if -len(msgs) <= index < len(msgs):
             msgs[index] = message.model_copy(deep=True)
 
     def drain_notices(self) -> list[str]:
         return []
 
+    def unsaved(self) -> int:
+        return 0
+
+    def retry_unsaved(self) -> int:
+        return 0
+
+    @property
+    def write_problem(self) -> OSError | None:
+        return None
+
     def load(self, conf_uid: str, history_uid: str) -> list[Msg]:
-        return [m.model_copy(deep=True) for m in self._data.get((conf_uid, history_uid), [])]
+        key = (check_id(conf_uid, "configuration"), check_id(history_uid))
+        return [m.model_copy(deep=True) for m in self._data.get(key, [])]
 
     def append(self, conf_uid: str, history_uid: str, messages: Sequence[Msg]) -> None:
-        self._data.setdefault((conf_uid, history_uid), []).extend(
-            m.model_copy(deep=True) for m in messages
-        )
+        key = (check_id(conf_uid, "configuration"), check_id(history_uid))
+        self._data.setdefault(key, []).extend(m.model_copy(deep=True) for m in messages)
 
     def amend_last(self, conf_uid: str, history_uid: str, message: Msg) -> None:
-        msgs = self._data.get((conf_uid, history_uid))
-        if msgs:
-            msgs[-1] = message.model_copy(deep=True)
+        self.amend(conf_uid, history_uid, -1, message)
 
     def delete_history(self, conf_uid: str, history_uid: str) -> None:
+        self._known(conf_uid, history_uid)
         self._data.pop((conf_uid, history_uid), None)
         self._titles.pop((conf_uid, history_uid), None)
 
 
-_SAFE = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+@dataclass(slots=True)
+class _Chunk:
+    """Bytes one write call meant to append, and how many messages/changes they hold."""
+
+    data: bytes
+    records: int
 
 
 class FileStorage:
     """`<root>/<conf_uid>/<history_uid>.jsonl`, one conversation per file, append-only
-    with fsync."""
+    with fsync (see the module doc)."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._notices: list[str] = []
+        self._told: set[str] = set()
+        self._pending: dict[Path, list[_Chunk]] = {}  # what could not be written, in order
+        self._write_problem: OSError | None = None
 
     def _path(self, conf_uid: str, history_uid: str) -> Path:
-        for part in (conf_uid, history_uid):
-            if not _SAFE.match(part):
-                raise ValueError(f"invalid history id {part!r}")
-        return self.root / conf_uid / f"{history_uid}.jsonl"
+        check_id(conf_uid, "configuration")
+        return self.root / conf_uid / f"{check_id(history_uid)}.jsonl"
 
-    def create_history(self, conf_uid: str) -> str:
-        uid = _new_uid()
-        path = self._path(conf_uid, uid)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
-        return uid
+    def _exists(self, path: Path) -> bool:
+        return path in self._pending or path.is_file()
 
-    def list_histories(self, conf_uid: str) -> list[str]:
-        folder = self.root / conf_uid
-        if not folder.is_dir():
-            return []
-        return sorted(p.stem for p in folder.glob("*.jsonl"))
+    def _require(self, conf_uid: str, history_uid: str) -> Path:
+        path = self._path(conf_uid, history_uid)
+        if not self._exists(path):
+            raise ValueError(f"there is no conversation {history_uid!r}")
+        return path
+
+    def _tell(self, notice: str) -> None:
+        """`notice` for the user, once per storage (a list is read again and again)."""
+        if notice in self._told:
+            return
+        self._told.add(notice)
+        log.warning("%s", notice)
+        self._notices.append(notice)
 
     def drain_notices(self) -> list[str]:
         notices, self._notices = self._notices, []
         return notices
 
-    def _read(self, conf_uid: str, history_uid: str) -> tuple[list[Msg], str | None]:
-        """The messages and the title; a damaged file is repaired (see the module doc)."""
-        path = self._path(conf_uid, history_uid)
-        if not path.is_file():
-            return [], None
-        raw_lines = path.read_bytes().split(b"\n")
-        torn_tail = raw_lines[-1]  # no newline after it: a write cut short by a crash
-        messages: list[Msg] = []
-        title: str | None = None
-        good: list[bytes] = []
-        damaged = 0
-        for number, raw in enumerate(raw_lines, 1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-                op = record.get("op", "add")
-                if op == "meta":
-                    title = str(record.get("title", "")) or None
-                    good.append(raw)
-                    continue
-                msg = Msg.model_validate(record["msg"])
-            except (ValueError, KeyError, TypeError, AttributeError):
-                if raw is torn_tail:
-                    log.info("%s ends in a write cut short by a crash; it was skipped", path)
-                else:
-                    log.warning("%s line %d is damaged", path, number)
-                    damaged += 1
-                continue
-            good.append(raw)
-            if op == "amend":
-                index = int(record.get("index", -1))
-                if -len(messages) <= index < len(messages):
-                    messages[index] = msg
-            else:
-                messages.append(msg)
-        if damaged:
-            self._repair(path, good, damaged)
-        return messages, title
-
-    def _repair(self, path: Path, good: list[bytes], damaged: int) -> None:
-        backup = path.with_name(path.name + ".bad")
-        number = 1
-        while backup.exists():
-            number += 1
-            backup = path.with_name(f"{path.name}.{number}.bad")
+    # ----- listing ----------------------------------------------------------------------
+    def create_history(self, conf_uid: str) -> str:
+        uid = _new_uid()
+        path = self._path(conf_uid, uid)
         with self._lock:
             try:
-                os.replace(path, backup)
-                tmp = path.with_name(path.name + ".tmp")
-                with tmp.open("wb") as fh:
-                    fh.write(b"".join(line + b"\n" for line in good))
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, path)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                append_whole(path, b"")
+                fsync_dir(path.parent)
             except OSError as exc:
-                log.error("could not repair %s: %s", path, exc)
-        notice = (
-            f"The saved conversation {path.stem} was damaged: {damaged} unreadable "
-            f"record(s) were left out. The damaged file is kept as {backup}."
-        )
-        log.warning(notice)
-        self._notices.append(notice)
+                # Made when there is room again: the conversation exists from now on.
+                self._pending.setdefault(path, []).append(_Chunk(b"", 1))
+                self._write_problem = exc
+                log.error("could not create the conversation %s (%s)", uid, exc)
+        return uid
 
-    def load(self, conf_uid: str, history_uid: str) -> list[Msg]:
-        return self._read(conf_uid, history_uid)[0]
+    def list_histories(self, conf_uid: str) -> list[str]:
+        folder = self.root / check_id(conf_uid, "configuration")
+        uids: set[str] = set()
+        with self._lock:
+            try:
+                entries = list(folder.iterdir())
+            except FileNotFoundError:
+                entries = []
+            except OSError as exc:
+                self._tell(f"The saved conversations in {folder} cannot be listed ({exc}).")
+                entries = []
+            for entry in entries:
+                if entry.name.endswith(".jsonl.tmp"):
+                    with contextlib.suppress(OSError):
+                        entry.unlink()  # a repair cut short by a crash: the original is whole
+                elif entry.suffix == ".jsonl" and _valid(entry.stem) and entry.is_file():
+                    uids.add(entry.stem)
+            uids.update(p.stem for p in self._pending if p.parent == folder)
+        return sorted(uids, key=_creation_order)
 
     def list_conversations(self, conf_uid: str) -> list[ConversationInfo]:
         out = []
         for uid in self.list_histories(conf_uid):
-            messages, title = self._read(conf_uid, uid)
-            out.append(ConversationInfo(uid, title or _default_title(messages), len(messages)))
+            replay = self._read(conf_uid, uid)
+            if replay is None:
+                continue  # unreadable: told once, and not shown as an empty conversation
+            title = replay.title or _default_title(replay.messages)
+            out.append(ConversationInfo(uid, title, len(replay.messages)))
         return out
+
+    # ----- reading ----------------------------------------------------------------------
+    def load(self, conf_uid: str, history_uid: str) -> list[Msg]:
+        replay = self._read(conf_uid, history_uid)
+        return [] if replay is None else replay.messages
+
+    def _read(self, conf_uid: str, history_uid: str) -> Replay | None:
+        """The conversation as written plus what waits to be written; a damaged file is
+        repaired (see the module doc). None when the file cannot be read at all."""
+        path = self._path(conf_uid, history_uid)
+        with self._lock:
+            try:
+                raw = path.read_bytes() if path.is_file() else b""
+            except OSError as exc:
+                self._tell(
+                    f"The saved conversation {history_uid} cannot be read ({exc}); it is "
+                    "left as it is."
+                )
+                return None
+            waiting = b"".join(chunk.data for chunk in self._pending.get(path, []))
+        lines = raw.split(b"\n")
+        replay = Replay()
+        for number, line in enumerate(lines, 1):
+            torn = number == len(lines)  # no newline after it: a write cut short by a crash
+            problem = replay_line(replay, line)
+            if problem is None:
+                if line.strip():
+                    replay.good.append(line)
+            elif torn:
+                log.info("%s ends in a write cut short by a crash; it was skipped", path)
+            else:
+                log.warning("%s line %d is left out: %s", path, number, problem)
+                replay.damaged.append(problem)
+        for line in waiting.split(b"\n"):
+            replay_line(replay, line)
+        if replay.damaged:
+            self._repair(path, raw, replay)
+        return replay
+
+    def _repair(self, path: Path, raw: bytes, replay: Replay) -> None:
+        """A new file of the good lines, synced, renamed over the old one only after the
+        old one is kept as `.bad`; on any failure the file stays exactly as it was."""
+        name = f'"{replay.title or _default_title(replay.messages)}" ({path.stem})'
+        count = len(replay.damaged)
+        with self._lock:
+            try:
+                if path.stat().st_size != len(raw):
+                    return  # written to meanwhile: the next read repairs it
+            except OSError:
+                return
+            backup = free_backup_name(path)
+            tmp = path.with_name(path.name + ".tmp")
+            made_backup = False
+            try:
+                write_new(tmp, b"".join(line + b"\n" for line in replay.good))
+                try:
+                    os.link(path, backup)  # no room needed, where the system has links
+                except OSError:
+                    write_new(backup, raw)
+                made_backup = True
+                os.replace(tmp, path)
+                fsync_dir(path.parent)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    tmp.unlink(missing_ok=True)
+                if made_backup:
+                    with contextlib.suppress(OSError):
+                        backup.unlink(missing_ok=True)
+                log.error("could not repair %s: %s", path, exc)
+                self._tell(
+                    f"The saved conversation {name} has {count} unreadable record(s), left "
+                    f"out when it is read. It could not be repaired ({exc}), so the file is "
+                    "left as it was."
+                )
+                return
+        self._tell(
+            f"The saved conversation {name} had {count} unreadable record(s) "
+            f"({replay.damaged[0]}); they were left out. The damaged file is kept as {backup}."
+        )
+
+    # ----- writing ----------------------------------------------------------------------
+    def unsaved(self) -> int:
+        with self._lock:
+            return sum(chunk.records for queue in self._pending.values() for chunk in queue)
+
+    @property
+    def write_problem(self) -> OSError | None:
+        """Why the last write failed, while something waits to be written."""
+        return self._write_problem if self.unsaved() else None
+
+    def retry_unsaved(self) -> int:
+        with self._lock:
+            for path in list(self._pending):
+                try:
+                    self._flush(path)
+                except OSError as exc:
+                    self._write_problem = exc
+            return self.unsaved()
+
+    def _flush(self, path: Path) -> None:
+        """Write what waits for `path`, oldest first; each chunk leaves the queue only
+        once it is on disk, so nothing is written twice or out of order."""
+        queue = self._pending.get(path, [])
+        if queue:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        while queue:
+            append_whole(path, queue[0].data)
+            queue.pop(0)
+        self._pending.pop(path, None)
 
     def _write(self, path: Path, records: list[dict[str, object]]) -> None:
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-        data = _scrub(text).encode()
+        # A lone surrogate (from a broken stream) cannot be UTF-8: it becomes U+FFFD-like "?".
+        data = _scrub(text).encode("utf-8", "replace")
         with self._lock:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("ab") as fh:
-                # A torn line from an earlier crash must not swallow this record.
-                if fh.tell() > 0:
-                    with path.open("rb") as check:
-                        check.seek(-1, os.SEEK_END)
-                        if check.read(1) != b"\n":
-                            data = b"\n" + data
-                # One write call per append: a crash cuts at most this last line.
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+            self._pending.setdefault(path, []).append(_Chunk(data, len(records)))
+            try:
+                self._flush(path)
+            except OSError as exc:
+                self._write_problem = exc
+                log.error("could not save the conversation %s (%s); kept to retry", path, exc)
+                raise HistoryNotSaved(exc, self.unsaved()) from exc
 
     def append(self, conf_uid: str, history_uid: str, messages: Sequence[Msg]) -> None:
         records: list[dict[str, object]] = [
@@ -287,7 +459,7 @@ class FileStorage:
 
     def amend(self, conf_uid: str, history_uid: str, index: int, message: Msg) -> None:
         self._write(
-            self._path(conf_uid, history_uid),
+            self._require(conf_uid, history_uid),
             [{"op": "amend", "index": index, "msg": message.model_dump(mode="json")}],
         )
 
@@ -295,7 +467,19 @@ class FileStorage:
         self.amend(conf_uid, history_uid, -1, message)
 
     def rename_history(self, conf_uid: str, history_uid: str, title: str) -> None:
-        self._write(self._path(conf_uid, history_uid), [{"op": "meta", "title": title.strip()}])
+        title = " ".join(title.split())[:TITLE_CHARS]
+        self._write(self._require(conf_uid, history_uid), [{"op": "meta", "title": title}])
 
     def delete_history(self, conf_uid: str, history_uid: str) -> None:
-        self._path(conf_uid, history_uid).unlink(missing_ok=True)
+        path = self._require(conf_uid, history_uid)
+        with self._lock:
+            self._pending.pop(path, None)  # deleted for good: nothing of it is written later
+            path.unlink(missing_ok=True)
+
+
+def _valid(uid: str) -> bool:
+    try:
+        check_id(uid)
+    except ValueError:
+        return False
+    return True

@@ -33,6 +33,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic import ValidationError as ArgumentsError
 
+from app.agent.command_args import PLACEHOLDER, fill_command
 from app.llm import ImageBlock, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 
 if TYPE_CHECKING:  # app.media (Pillow, mss) is imported when a screenshot tool is made
@@ -302,8 +303,9 @@ def screenshot_tool(
         )
         if on_capture is not None:
             on_capture(capture)
-        what = "all monitors" if capture.monitor == 0 else f"monitor {capture.monitor}"
-        return [f"Screenshot of {what} ({capture.width}x{capture.height} pixels).", image]
+        from app.media import screenshot_caption
+
+        return [screenshot_caption(capture), image]
 
     limit = timeout_s + (confirm_timeout_s if confirm is not None else 0.0)
     return Tool(
@@ -402,7 +404,6 @@ def builtin_tools(
 # ---------------------------------------------------------------- user tools (config)
 
 _TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def command_tool(
@@ -412,11 +413,13 @@ def command_tool(
     description: str = "",
     parameters: Mapping[str, Mapping[str, Any]] | None = None,
     timeout_s: float = 30.0,
+    accepts_options: bool = False,
 ) -> Tool:
     """A user tool that runs a program: `{param}` in an argument is replaced by the
     model's value for that parameter. No shell is involved, so a value can never
-    become a second command. Its standard output is the result; a non-zero exit is
-    an error with its standard error.
+    become a second command; a value starting with "-" is refused unless it comes
+    after `--` or `accepts_options` (`app.agent.command_args`). Its standard output
+    is the result; a non-zero exit is an error with its standard error.
 
     `parameters` maps a name to `{type: string|integer|number|boolean, description,
     required (default true), default}`.
@@ -435,14 +438,17 @@ def command_tool(
         annotation: Any = kind if required else kind | None
         fields[pname] = (annotation, Field(default, description=str(spec.get("description", ""))))
     for arg in argv:
-        for placeholder in _PLACEHOLDER.findall(arg):
+        for placeholder in PLACEHOLDER.findall(arg):
             if placeholder not in params:
                 raise ValueError(f"tool {name!r}: {{{placeholder}}} is not a parameter")
     model = create_model(f"{name.title().replace('_', '')}Args", **fields)
 
     async def run(args: BaseModel, context: ToolContext) -> str:
         values = {k: "" if v is None else str(v) for k, v in args.model_dump().items()}
-        final = [_PLACEHOLDER.sub(lambda m: values[m.group(1)], arg) for arg in argv]
+        try:
+            final = fill_command(argv, values, accepts_options=accepts_options)
+        except ValueError as exc:
+            raise ToolError(str(exc)) from None
         exe = shutil.which(final[0]) or final[0]
         try:
             proc = await asyncio.create_subprocess_exec(

@@ -15,7 +15,9 @@ import re
 from collections.abc import AsyncGenerator, AsyncIterable, Sequence
 from typing import NamedTuple, TypeGuard, TypeVar, cast
 
-from app.agent.outputs import Actions, SentenceOutput
+from app.agent.expression_words import is_feeling, resolve_expression, resolve_inside
+from app.agent.outputs import Actions, SentenceOutput, ThinkingDelta
+from app.agent.reply_guard import ReplyCut, drop_cut_tail
 from app.agent.sentences import Fragment, close_source, sentence_divider
 from app.agent.speech_text import INLINE_TAG, speakable, tidy_spaces
 from app.avatar.state import EXPRESSIONS
@@ -43,9 +45,15 @@ class DisplayFragment(NamedTuple):
 
 # ---------------------------------------------------------------- actions_extractor
 
-# `[joy]`, `[Joy:0.6]`; not a markdown link label (`[docs](...)`).
-_BRACKET_TAG = r"\[\s*([A-Za-z][\w-]*)\s*(?::\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*)?\](?!\()"
+# `[joy]`, `[Joy:0.6]`, `[big smile]`, `[开心]`, `【难过】`: one or two words of letters
+# (digits or "_" only in the art's own names, `[f03]`, `[exp_2]`: `[p1]` names an image);
+# not a markdown link label (`[docs](...)`).
+_TAG_WORDS = r"[^\W\d_][\w'-]*(?:[ '-][^\W\d_]+)?"
+_FEELING_WORDS = re.compile(r"[^\W\d_][^\W\d_'-]*(?:[ '-][^\W\d_]+)?")
+_INTENSITY = r"(?::\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*)?"
+_BRACKET_TAG = rf"[\[【]\s*({_TAG_WORDS})\s*{_INTENSITY}[\]】](?!\()"
 _TAG = re.compile(f"{_BRACKET_TAG}|{INLINE_TAG.pattern}")
+_MAY_HOLD_TAG = re.compile(r"[\[【]|<\|")
 _ACT_BODY = re.compile(r"\s*ACT\s*(\{.*\})\s*", re.IGNORECASE | re.DOTALL)
 
 
@@ -79,11 +87,22 @@ def _inline_expressions(body: str) -> list[tuple[str, float]]:
     return [(name, intensity) for name in names if isinstance(name, str)]
 
 
+def _tag_expression(words: str, known: dict[str, str]) -> str | None:
+    """The pack's expression a tag's words mean: the whole, then each word, then (for
+    Chinese, written without spaces) a feeling word inside it."""
+    found = resolve_expression(words, known)
+    if found is None and (" " in words or "-" in words):
+        for word in re.split(r"[ -]", words):
+            found = found or resolve_expression(word, known)
+    if found is None and not words.isascii():
+        found = resolve_inside(words, known)
+    return found
+
+
 def _extract_actions(text: str, known: dict[str, str]) -> tuple[str, Actions]:
     actions = Actions()
 
-    def add(raw_name: str, intensity: float) -> None:
-        name = known.get(raw_name.strip().lower())
+    def add(name: str | None, intensity: float) -> None:
         if name is not None:
             actions.expressions.append(name)
             actions.intensities[name] = intensity
@@ -91,11 +110,18 @@ def _extract_actions(text: str, known: dict[str, str]) -> tuple[str, Actions]:
     def take(match: re.Match[str]) -> str:
         if match[3] is not None:  # <|...|> is never for the user, known emotion or not
             for name, intensity in _inline_expressions(match[3]):
-                add(name, intensity)
+                add(resolve_expression(name, known), intensity)
             return " "
-        if match[1].lower() not in known:
-            return match[0]  # "[laughs]" is an aside, not an expression
-        add(match[1], _intensity(match[2]) if match[2] else 1.0)
+        if not _FEELING_WORDS.fullmatch(match[1]) and match[1].lower() not in known:
+            return match[0]  # a label ([p1]), not one of the art's names
+        # A tag is never shown or spoken: the pack's expression, the nearest one for a
+        # word of feeling ("[laughs]", "[sorrow]", "[开心]"), or nothing at all...
+        found = _tag_expression(match[1], known)
+        if found is None and match[1][:1].isupper() and not is_feeling(match[1]):
+            # ... but a capitalised name in brackets is an answer ("[Tofu]" to "what's
+            # my cat called?"): its words stay, without the brackets.
+            return f" {match[1]} "
+        add(found, _intensity(match[2]) if match[2] else 1.0)
         return " "  # keeps "so[joy]happy" two words; display_processor tidies the spaces
 
     return _TAG.sub(take, text).strip(), actions
@@ -108,16 +134,18 @@ async def actions_extractor(
     `<|ACT {"emotion": "joy", "intensity": 0.6}|>`.
 
     Names match case-insensitively; every found name gets an intensity (1.0 when none is
-    written, clamped to 0..1). A bracket tag of an unknown name stays as text (`[laughs]`
-    is an aside); an inline `<|...|>` tag always goes, whatever it holds. Thinking
-    fragments pass through with no actions.
+    written, clamped to 0..1). A tag of one or two words is never shown or spoken: a name
+    the pack lacks becomes the pack's nearest expression through the synonym table
+    (`[laughs]` and `[开心]` are joy), or is dropped; longer bracketed text (`[laughs
+    softly at you]`) is an aside, shown and not spoken. An inline `<|...|>` tag always
+    goes, whatever it holds. Thinking fragments pass through with no actions.
     """
     known = {name.lower(): name for name in expressions}
     try:
         async for fragment in fragments:
             if not isinstance(fragment, Fragment):
                 yield fragment
-            elif fragment.is_thinking or ("[" not in fragment.text and "<|" not in fragment.text):
+            elif fragment.is_thinking or not _MAY_HOLD_TAG.search(fragment.text):
                 yield fragment, Actions()
             else:
                 text, actions = _extract_actions(fragment.text, known)
@@ -192,7 +220,7 @@ async def tts_filter(
 
 
 def reply_pipeline(
-    tokens: AsyncIterable[str | Passthrough],
+    tokens: AsyncIterable[str | ThinkingDelta | ReplyCut | Passthrough],
     *,
     expressions: Sequence[str] = EXPRESSIONS,
     first_fragment_at_comma: bool = True,
@@ -202,12 +230,15 @@ def reply_pipeline(
 
     A tag belongs to the sentence it starts (or sits in). A tag after the last sentence
     ("Bye! [joy]") comes out as a final output with empty text and that expression.
-    The stream may mix text with `ToolStatus` items: each comes out unchanged, in order,
-    after the sentence pending before it.
+    The stream may mix text with typed reasoning (`ThinkingDelta`, shown as thinking) and
+    `ToolStatus` items: each status comes out unchanged, in order, after the sentence
+    pending before it. A `ReplyCut` (the turn stopped the model inside a sentence)
+    drops that unfinished sentence: it is neither shown nor spoken.
     """
-    fragments = sentence_divider(
+    divided: AsyncIterable[Fragment | ReplyCut | Passthrough] = sentence_divider(
         tokens,
         first_fragment_at_comma=first_fragment_at_comma,
         first_fragment_min_words=first_fragment_min_words,
     )
+    fragments: AsyncIterable[Fragment | Passthrough] = drop_cut_tail(divided)
     return tts_filter(display_processor(actions_extractor(fragments, expressions=expressions)))

@@ -8,7 +8,15 @@ file references):
 | True                 | False            | the images themselves, no vision pre-call       |
 | True                 | True             | the images; per-image summaries are also stored |
 | False                | either           | a summary of each image from the vision model   |
-| False, no summarizer | either           | a note that it cannot see the image             |
+| False, no vision model | either         | the text read from it (`ScreenTextDescriber`)   |
+| False, no text reader | either          | a note that it cannot see the image             |
+
+A describer is anything with `summarize(image, question=...)` (`ImageDescriber`): a
+vision model (`VisionSummarizer`), or offline, the text in the image read by OCR with
+the windows a screenshot shows (`ScreenTextDescriber`).
+
+An image whose file was deleted becomes a short note in every mode (with its stored
+summary, if any), so one missing file never breaks a conversation.
 
 Summaries are stored in the message's `metadata["image_summaries"]` keyed by the
 image label (`p1`, `tool1`), so each image is described once, and the structured
@@ -18,8 +26,11 @@ history keeps them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from app.llm import (
     ContentBlock,
@@ -31,14 +42,21 @@ from app.llm import (
     ToolResultBlock,
 )
 
+if TYPE_CHECKING:  # app.media brings Pillow; the reader is made by the session
+    from app.media.screen_text import ScreenTextReader
+    from app.media.screenshot import Capture
+
 log = logging.getLogger(__name__)
 
 __all__ = [
     "SUMMARIES_KEY",
+    "ImageDescriber",
+    "ScreenTextDescriber",
     "VisionError",
     "VisionSummarizer",
     "images_as_text",
     "message_images",
+    "missing_images_as_notes",
     "no_vision_note",
 ]
 
@@ -51,6 +69,12 @@ DEFAULT_PROMPT = (
 
 class VisionError(Exception):
     """The vision model could not describe an image."""
+
+
+class ImageDescriber(Protocol):
+    """What AgentCore asks for an image's text summary (failures raise `VisionError`)."""
+
+    async def summarize(self, image: ImageBlock, *, question: str = "") -> str: ...
 
 
 @dataclass
@@ -88,6 +112,57 @@ class VisionSummarizer:
         raise VisionError("the vision model's reply ended without a result")
 
 
+SCREEN_TEXT_CHARS = 1200  # about 300 tokens: room for a small model's answer beside it
+_REMEMBERED = 16
+
+
+@dataclass
+class ScreenTextDescriber:
+    """The `VisionSummarizer` role for a text-only chat model, offline: an image becomes
+    the text read from it, row by row; in a screenshot, Companion's own windows are
+    left out (the companion would read its own chat back). `remember` is told of each
+    screenshot as it is taken (its windows), before the summary is asked for."""
+
+    reader: ScreenTextReader
+    max_chars: int = SCREEN_TEXT_CHARS
+    _captures: OrderedDict[Path, Capture] = field(default_factory=OrderedDict, repr=False)
+
+    def remember(self, capture: Capture) -> None:
+        self._captures[Path(capture.path).resolve()] = capture
+        while len(self._captures) > _REMEMBERED:
+            self._captures.popitem(last=False)
+
+    async def aclose(self) -> None:
+        self.reader.close()
+
+    async def summarize(self, image: ImageBlock, *, question: str = "") -> str:
+        from app.media.screen_text import ScreenTextError, rows
+
+        path = Path(image.original.path).resolve()
+        capture = self._captures.pop(path, None)
+        own = [w.box for w in capture.windows if w.own] if capture is not None else []
+        try:
+            lines = await self.reader.read(path, hide=own)
+        except ScreenTextError as exc:
+            raise VisionError(str(exc)) from exc
+        what = "the screen" if capture is not None else "the image"
+        left_out = " (Companion's own window left out)" if own else ""
+        found = ["  ".join(piece.text for piece in row) for row in rows(lines)]
+        if not found:
+            return f"No readable text was found on {what}{left_out}."
+        head = f"Text read from {what}{left_out}, top to bottom (OCR, may contain mistakes):"
+        kept: list[str] = []
+        size = len(head)
+        for line in found:
+            if size + len(line) + 1 > self.max_chars:
+                break
+            kept.append(line)
+            size += len(line) + 1
+        more = len(found) - len(kept)
+        tail = [f"... and {more} more line(s) not shown."] if more else []
+        return "\n".join([head, *kept, *tail])
+
+
 def no_vision_note(label: str) -> str:
     return (
         f"[image {label}: this chat model cannot see images and no vision model is "
@@ -118,26 +193,57 @@ def _describe(image: ImageBlock, summaries: dict[str, str], have_summarizer: boo
     return TextBlock(text=no_vision_note(label))
 
 
-def images_as_text(messages: Iterable[Msg], *, have_summarizer: bool) -> list[Msg]:
-    """`messages` with every image replaced by its stored summary (or a note), for a
-    chat model that cannot see. Messages without images are passed on as they are."""
+def _replace_images(
+    messages: Iterable[Msg], replace: Callable[[ImageBlock, dict[str, str]], ContentBlock]
+) -> list[Msg]:
+    """`messages` with each image (also inside tool results) put through `replace`
+    (given the message's stored summaries); an image it returns as is stays, and a
+    message with nothing replaced is passed on as it is."""
     out: list[Msg] = []
     for msg in messages:
         if not message_images(msg):
             out.append(msg)
             continue
-        summaries = dict(msg.metadata.get(SUMMARIES_KEY) or {})
+        summaries = msg.metadata.get(SUMMARIES_KEY)
+        summaries = summaries if isinstance(summaries, dict) else {}
         blocks: list[ContentBlock] = []
+        changed = False
         for block in msg.blocks:
+            new: ContentBlock = block
             if isinstance(block, ImageBlock):
-                blocks.append(_describe(block, summaries, have_summarizer))
+                new = replace(block, summaries)
             elif isinstance(block, ToolResultBlock) and block.images:
                 content = [
-                    _describe(b, summaries, have_summarizer) if isinstance(b, ImageBlock) else b
+                    replace(b, summaries) if isinstance(b, ImageBlock) else b
                     for b in block.content
                 ]
-                blocks.append(block.model_copy(update={"content": content}))
-            else:
-                blocks.append(block)
-        out.append(msg.model_copy(update={"content": blocks}))
+                if any(a is not b for a, b in zip(content, block.content, strict=True)):
+                    new = block.model_copy(update={"content": content})
+            changed = changed or new is not block
+            blocks.append(new)
+        out.append(msg.model_copy(update={"content": blocks}) if changed else msg)
     return out
+
+
+def images_as_text(messages: Iterable[Msg], *, have_summarizer: bool) -> list[Msg]:
+    """`messages` with every image replaced by its stored summary (or a note), for a
+    chat model that cannot see. Messages without images are passed on as they are."""
+    return _replace_images(
+        messages, lambda image, summaries: _describe(image, summaries, have_summarizer)
+    )
+
+
+def _gone_or_kept(image: ImageBlock, summaries: dict[str, str]) -> ContentBlock:
+    if image.model.path.is_file():
+        return image
+    label = image.name or "image"
+    summary = summaries.get(label)
+    seen = f" It showed: {summary}" if isinstance(summary, str) and summary else ""
+    return TextBlock(text=f"[image {label}: its file was deleted, so it cannot be shown.{seen}]")
+
+
+def missing_images_as_notes(messages: Iterable[Msg]) -> list[Msg]:
+    """`messages` with every image whose file is gone (deleted from the data folder)
+    replaced by a short note, its stored summary included: for a chat model that sees
+    images, one deleted file must not make every later turn fail."""
+    return _replace_images(messages, _gone_or_kept)

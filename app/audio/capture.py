@@ -18,7 +18,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from app.audio.wav import SAMPLE_RATE, PolyphaseResampler, read_wav_16k
+from app.audio.format import FRAME_BYTES, FRAME_SAMPLES, SAMPLE_RATE, SAMPLE_WIDTH, pcm_bytes
+from app.audio.resample import StreamResampler
+from app.audio.wav import read_wav_16k
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +46,7 @@ class ChunkListSource:
     async def chunks(self) -> AsyncIterator[bytes]:
         for chunk in self._chunks:
             if self._realtime:
-                await asyncio.sleep(len(chunk) / 2 / SAMPLE_RATE)
+                await asyncio.sleep(len(chunk) / SAMPLE_WIDTH / SAMPLE_RATE)
             yield chunk
 
     async def aclose(self) -> None:
@@ -57,17 +59,19 @@ class WavFileSource(ChunkListSource):
     def __init__(
         self, path: Path | str, *, realtime: bool = False, trailing_silence_s: float = 1.0
     ) -> None:
-        pcm = read_wav_16k(path) + b"\0\0" * int(SAMPLE_RATE * trailing_silence_s)
-        step = 1024
+        pcm = read_wav_16k(path) + bytes(pcm_bytes(trailing_silence_s))
+        step = FRAME_BYTES
         super().__init__([pcm[i : i + step] for i in range(0, len(pcm), step)], realtime=realtime)
 
 
-def _device_names(kind: str) -> list[str]:
+def device_names(kind: str) -> list[str]:
     """Names of the devices of `kind` ("input"/"output") PortAudio lists; [] when it cannot."""
     try:
         import sounddevice as sd
 
-        return [str(d["name"]) for d in sd.query_devices() if d[f"max_{kind}_channels"] > 0]
+        with portaudio_lock:  # not while another thread re-reads the list
+            devices = sd.query_devices()
+        return [str(d["name"]) for d in devices if d[f"max_{kind}_channels"] > 0]
     except Exception:
         return []
 
@@ -79,7 +83,7 @@ def describe_missing_device(what: str, kind: str, device: str | int | None, exc:
             f"Sound support is missing on this computer ({exc}); install PortAudio "
             "(libportaudio2 on Debian and Ubuntu)."
         )
-    names = _device_names(kind)
+    names = device_names(kind)
     if not names:
         return f"No {what} was found on this computer."
     listed = ", ".join(repr(n) for n in names[:6]) + (", ..." if len(names) > 6 else "")
@@ -175,7 +179,7 @@ class MicrophoneSource:
 
     The stream is opened at the device's own default rate and up to two of its
     channels (or `samplerate`/`channels` when given), as the device delivers best;
-    the callback mixes to mono, resamples to 16 kHz (`PolyphaseResampler`) and
+    the callback mixes to mono, resamples to 16 kHz (`StreamResampler`, soxr) and
     queues 512-sample chunks without ever blocking: a full queue drops the chunk and
     counts it in `overruns` (logged at the 1st, 10th, 100th and every 1000th), and
     a failing conversion is counted in `errors`, never raised in PortAudio's thread.
@@ -192,7 +196,7 @@ class MicrophoneSource:
     STALL_TIMEOUT_S = 2.0  # a microphone delivers every 32 ms
     FIRST_CHUNK_TIMEOUT_S = 5.0  # some devices (Bluetooth) take a while to start
     CLOSE_TIMEOUT_S = 2.0
-    CHUNK_SAMPLES = 512
+    CHUNK_SAMPLES = FRAME_SAMPLES
     MAX_CHANNELS = 2
 
     def __init__(
@@ -228,7 +232,8 @@ class MicrophoneSource:
             import sounddevice as sd
 
             refresh_device_list()
-            info = sd.query_devices(device, kind="input")
+            with portaudio_lock:  # not while another thread re-reads the list
+                info = sd.query_devices(device, kind="input")
         except Exception as exc:
             reason = describe_missing_device("microphone", "input", device, exc)
             raise MicrophoneUnavailable(
@@ -286,10 +291,13 @@ class MicrophoneSource:
                 loop.call_soon_threadsafe(fn, *args)
 
         try:
-            rate, channels = self._format(sd)
+            with portaudio_lock:  # not while another thread re-reads the device list
+                rate, channels = self._format(sd)
         except Exception as exc:
             raise MicrophoneUnavailable(f"The microphone cannot be opened ({exc})") from exc
-        resampler = PolyphaseResampler(rate, SAMPLE_RATE)
+        # soxr hands its output out in blocks: at 44.1 or 48 kHz the chunks come about
+        # 22 ms (at most 40) after the sound; at 16 kHz nothing is resampled.
+        resampler = StreamResampler(rate, SAMPLE_RATE)
         step = self.CHUNK_SAMPLES
         carry = np.zeros(0, dtype=np.float32)
 

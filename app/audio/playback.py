@@ -107,7 +107,8 @@ class MemorySink:
             self.sample_rate = audio.sample_rate
         pcm = audio.pcm
         if audio.sample_rate != self.sample_rate:
-            from app.audio.wav import float_to_pcm16, pcm16_to_float, resample
+            from app.audio.resample import resample
+            from app.audio.wav import float_to_pcm16, pcm16_to_float
 
             pcm = float_to_pcm16(resample(pcm16_to_float(pcm), audio.sample_rate, self.sample_rate))
         samples = np.frombuffer(pcm, dtype="<i2")
@@ -158,18 +159,24 @@ class SoundDeviceSink:
         self.far_end: FarEndCallback | None = None
 
     @staticmethod
-    def check_available(device: str | int | None = None) -> None:
-        """Raise `PlaybackError` in words when there is no output device."""
-        try:
-            import sounddevice as sd
+    def check_available(device: str | int | None = None) -> str:
+        """The output device's name, or `PlaybackError` in words when there is none.
 
-            sd.query_devices(device, kind="output")
-        except Exception as exc:
-            reason = describe_missing_device("sound output device", "output", device, exc)
-            raise PlaybackError(
-                f"{reason} Replies are shown but not heard; connect speakers or pick "
-                "a device in the settings."
-            ) from exc
+        Under `portaudio_lock`: another thread re-reading the device list (the
+        microphone's check re-initialises PortAudio) would otherwise make PortAudio
+        look empty for a moment, and a speaker that is there be reported missing."""
+        with portaudio_lock:
+            try:
+                import sounddevice as sd
+
+                info = sd.query_devices(device, kind="output")
+            except Exception as exc:
+                reason = describe_missing_device("sound output device", "output", device, exc)
+                raise PlaybackError(
+                    f"{reason} Replies are shown but not heard; connect speakers or pick "
+                    "a device in the settings."
+                ) from exc
+        return str(info["name"])
 
     def _open(self, rate: int) -> Any:
         import sounddevice as sd
@@ -192,6 +199,22 @@ class SoundDeviceSink:
             raise PlaybackError(f"The sound output device cannot be opened ({exc})") from exc
         self._stream, self._rate = stream, rate
         return stream
+
+    def probe(self) -> None:
+        """Open the device once and close it: `PlaybackError` if it cannot play."""
+        with self._lock:
+            try:
+                import sounddevice as sd
+
+                with portaudio_lock:
+                    info = sd.query_devices(self._device, kind="output")
+                self._open(round(float(info["default_samplerate"])) or 48_000)
+            except PlaybackError:
+                raise
+            except Exception as exc:
+                raise PlaybackError(f"The sound output device cannot be opened ({exc})") from exc
+            finally:
+                self._close_stream()
 
     def _close_stream(self) -> None:
         if self._stream is not None:

@@ -12,14 +12,17 @@ import enum
 import importlib.util
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-FRAME_SAMPLES = 512
-FRAME_BYTES = FRAME_SAMPLES * 2
-FRAME_MS = FRAME_SAMPLES * 1000 / 16_000  # 32 ms
+from app.audio.format import FRAME_BYTES, FRAME_MS, FRAME_SAMPLES
+
+if TYPE_CHECKING:
+    from app.config import VadSettings
+
 _CONTEXT = 64
 # A frame quieter than this (RMS, dBFS) is not speech: the model is not run for it,
 # which keeps always-on listening on a silent line cheap.
@@ -107,6 +110,10 @@ class SileroVad:
         opts.inter_op_num_threads = 1
         opts.intra_op_num_threads = 1
         opts.log_severity_level = 4
+        # One 512-sample frame at a time: the arena would keep its peak for good, and
+        # a plain allocation per call is nothing next to the model's own work.
+        opts.enable_cpu_mem_arena = False
+        opts.enable_mem_pattern = False
         self._session = onnxruntime.InferenceSession(
             str(model_path or silero_model_path()),
             providers=["CPUExecutionProvider"],
@@ -206,6 +213,19 @@ class EndpointerConfig:
     pre_speech_pad_ms: int = 300
     min_speech_ms: int = 250
     max_utterance_s: float = 30.0
+
+    @classmethod
+    def from_settings(cls, vad: VadSettings, **overrides: Any) -> EndpointerConfig:
+        """The endpointing part of the voice-detection settings, with `overrides` on top."""
+        config = cls(
+            start_threshold=vad.start_threshold,
+            stop_threshold=vad.stop_threshold,
+            end_silence_ms=vad.end_silence_ms,
+            pre_speech_pad_ms=vad.pre_speech_pad_ms,
+            min_speech_ms=vad.min_speech_ms,
+            max_utterance_s=vad.max_utterance_s,
+        )
+        return replace(config, **overrides)
 
 
 @dataclass

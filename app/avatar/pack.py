@@ -23,9 +23,11 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from app.assets import asset_path
 from app.avatar.state import EXPRESSIONS
 
 __all__ = [
@@ -35,12 +37,13 @@ __all__ = [
     "AvatarPack",
     "AvatarPackError",
     "ExpressionFrames",
+    "ExpressionSource",
     "expressions_for",
     "load_pack",
     "load_pack_or_default",
 ]
 
-DEFAULT_PACK_DIR = Path(__file__).resolve().parents[2] / "assets" / "avatar" / "default"
+DEFAULT_PACK_DIR = asset_path("avatar/default")
 MANIFEST_NAME = "avatar.toml"
 MOUTH_STATES: tuple[str, ...] = ("closed", "half", "open")
 
@@ -162,12 +165,22 @@ def load_pack_or_default(folder: Path | str | None) -> tuple[AvatarPack, str | N
     return load_pack(DEFAULT_PACK_DIR), None
 
 
+class ExpressionSource(Protocol):
+    """Art that shows named expressions: a sprite pack, or a Live2D model's table."""
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
+
+    def __contains__(self, expression: object) -> bool: ...
+
+
 def expressions_for(
-    pack: AvatarPack, character_expressions: Sequence[str] = EXPRESSIONS
+    pack: ExpressionSource, character_expressions: Sequence[str] = EXPRESSIONS
 ) -> tuple[str, ...]:
-    """The expression tags the model is told about: the pack's, narrowed to the character's
-    own list when a character file names some of them. A character that names none of the
-    pack's keeps its own (the caller tells the user the art cannot show them)."""
+    """The expression tags the model is told about: the art's (a pack's, or a Live2D
+    model's), narrowed to the character's own list when a character file names some of
+    them. A character that names none of the art's keeps its own (the caller tells the
+    user the art cannot show them)."""
     own = tuple(character_expressions)
     if own == EXPRESSIONS:
         return pack.names

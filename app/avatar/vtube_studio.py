@@ -65,6 +65,7 @@ class VTubeStudioBridge:
         backoff_s: tuple[float, float] = (0.5, 30.0),
         request_timeout_s: float = 60.0,  # the token request waits for the user's click
         on_notice: Callable[[str], None] | None = None,
+        on_token: Callable[[str], None] | None = None,  # a new token (a secret) was given
     ) -> None:
         self.url = f"ws://{host}:{port}"
         self.hotkeys = dict(hotkeys or {})
@@ -75,6 +76,7 @@ class VTubeStudioBridge:
         self.backoff_s = backoff_s
         self.request_timeout_s = request_timeout_s
         self.on_notice = on_notice
+        self.on_token = on_token
         self.authenticated = asyncio.Event()
         self.connections = 0
         self._ids = itertools.count(1)
@@ -216,6 +218,8 @@ class VTubeStudioBridge:
         return token or None
 
     def _store_token(self, token: str) -> None:
+        if self.on_token is not None:
+            self.on_token(token)
         self.token_file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.token_file.with_suffix(".tmp")
         tmp.write_text(token, encoding="utf-8")

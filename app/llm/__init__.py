@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from app.llm.catalogue import clamp_thinking_level
 from app.llm.errors import (
     AuthenticationError,
     ContextOverflowError,
@@ -21,6 +22,7 @@ from app.llm.errors import (
     OverloadedError,
     ProviderConnectionError,
     ProviderError,
+    ProviderStreamError,
     ProviderTimeoutError,
     RateLimitError,
     ValidationError,
@@ -43,7 +45,6 @@ from app.llm.events import (
 from app.llm.messages import (
     AudioBlock,
     ContentBlock,
-    Conversation,
     FileBlock,
     ImageBlock,
     ImageFileRef,
@@ -57,11 +58,11 @@ from app.llm.messages import (
 )
 from app.llm.request import (
     CacheRetention,
+    Conversation,
     LLMRequest,
     ThinkingLevel,
     ToolChoice,
     ToolSpec,
-    clamp_thinking_level,
 )
 from app.llm.response import FinishReason, LLMResponse, Usage
 from app.llm.routing import PROVIDERS, ModelRoute, ProviderInfo, parse_model_route
@@ -127,6 +128,7 @@ __all__ = [
     "ProviderConnectionError",
     "ProviderError",
     "ProviderInfo",
+    "ProviderStreamError",
     "ProviderTimeoutError",
     "RateLimitError",
     "ResponseCancelled",

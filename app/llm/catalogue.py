@@ -15,7 +15,20 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from app.llm.request import ThinkingLevel
 
-__all__ = ["CATALOGUE", "UNKNOWN_MODEL", "ModelInfo", "ThinkingStyle", "model_info"]
+__all__ = [
+    "CATALOGUE",
+    "UNKNOWN_MODEL",
+    "CacheSupport",
+    "ModelInfo",
+    "ThinkingStyle",
+    "clamp_thinking_level",
+    "model_info",
+]
+
+# The longest prompt-cache retention a model's explicit cache points take on Amazon
+# Bedrock (`cachePoint` blocks; "long" adds a one-hour ttl). Anthropic's own API caches
+# every Claude model and OpenAI caches by itself: their wires do not ask.
+CacheSupport = Literal["none", "short", "long"]
 
 # How a provider takes the level: a token budget (Anthropic ≤ 4.5, Gemini 2.5), an
 # effort word (OpenAI, Anthropic adaptive thinking), or a named level (Gemini 3).
@@ -27,7 +40,8 @@ _ORDER = list(ThinkingLevel)
 class ModelInfo(BaseModel):
     """One model's limits. `reasoning_levels` are the levels other than `off` it accepts
     (empty: it does not reason, or cannot be asked to); `thinking_style` says how its
-    wire takes a level (None when there is nothing to set)."""
+    wire takes a level (None when there is nothing to set); `cache_points` what Bedrock's
+    cache points accept for it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -36,6 +50,7 @@ class ModelInfo(BaseModel):
     vision: bool = False
     reasoning_levels: tuple[ThinkingLevel, ...] = ()
     thinking_style: ThinkingStyle | None = None
+    cache_points: CacheSupport = "none"
 
     @field_validator("reasoning_levels")
     @classmethod
@@ -79,6 +94,7 @@ def _info(
     vision: bool = True,
     levels: tuple[ThinkingLevel, ...] = (),
     style: ThinkingStyle | None = None,
+    cache: CacheSupport = "none",
 ) -> ModelInfo:
     return ModelInfo(
         context_window=context,
@@ -86,6 +102,7 @@ def _info(
         vision=vision,
         reasoning_levels=levels,
         thinking_style=style,
+        cache_points=cache,
     )
 
 
@@ -110,22 +127,45 @@ CATALOGUE: Mapping[str, ModelInfo] = {
     # From 5.1 reasoning can be switched off ("none"); 5.2 adds "xhigh".
     "gpt-5.1": _info(400_000, 128_000, levels=_EFFORT, style="effort"),
     "gpt-5.2": _info(400_000, 128_000, levels=(*_EFFORT, _L.XHIGH), style="effort"),
-    # Anthropic
+    # Anthropic (also on Bedrock as `anthropic.claude-…`, with cache points from 3.5 Haiku
+    # and 3.7 Sonnet on, one-hour ones from the 4.5 models on)
     "claude-3-haiku": _info(200_000, 4_096),
     "claude-3-sonnet": _info(200_000, 4_096),
     "claude-3-opus": _info(200_000, 4_096),
-    "claude-3-5-haiku": _info(200_000, 8_192, vision=False),  # launched text-only
+    "claude-3-5-haiku": _info(200_000, 8_192, vision=False, cache="short"),  # text-only
     "claude-3-5-sonnet": _info(200_000, 8_192),
-    "claude-3-7-sonnet": _info(200_000, 64_000, levels=_BUDGET, style="budget"),
-    "claude-sonnet-4": _info(200_000, 64_000, levels=_BUDGET, style="budget"),
-    "claude-opus-4": _info(200_000, 32_000, levels=_BUDGET, style="budget"),
-    "claude-opus-4-1": _info(200_000, 32_000, levels=_BUDGET, style="budget"),
-    "claude-sonnet-4-5": _info(200_000, 64_000, levels=_BUDGET, style="budget"),
-    "claude-haiku-4-5": _info(200_000, 64_000, levels=_BUDGET, style="budget"),
-    "claude-opus-4-5": _info(200_000, 64_000, levels=_BUDGET, style="budget"),
+    "claude-3-7-sonnet": _info(200_000, 64_000, levels=_BUDGET, style="budget", cache="short"),
+    "claude-sonnet-4": _info(200_000, 64_000, levels=_BUDGET, style="budget", cache="short"),
+    "claude-opus-4": _info(200_000, 32_000, levels=_BUDGET, style="budget", cache="short"),
+    "claude-opus-4-1": _info(200_000, 32_000, levels=_BUDGET, style="budget", cache="short"),
+    "claude-sonnet-4-5": _info(200_000, 64_000, levels=_BUDGET, style="budget", cache="long"),
+    "claude-haiku-4-5": _info(200_000, 64_000, levels=_BUDGET, style="budget", cache="long"),
+    "claude-opus-4-5": _info(200_000, 64_000, levels=_BUDGET, style="budget", cache="long"),
     # The 4.6 models think adaptively: they take an effort, not a budget.
-    "claude-opus-4-6": _info(200_000, 128_000, levels=(*_EFFORT, _L.XHIGH), style="effort"),
-    "claude-sonnet-4-6": _info(200_000, 64_000, levels=(*_EFFORT, _L.XHIGH), style="effort"),
+    "claude-opus-4-6": _info(
+        200_000, 128_000, levels=(*_EFFORT, _L.XHIGH), style="effort", cache="long"
+    ),
+    "claude-sonnet-4-6": _info(
+        200_000, 64_000, levels=(*_EFFORT, _L.XHIGH), style="effort", cache="long"
+    ),
+    # Amazon Nova (Bedrock: `amazon.nova-…`)
+    "nova-micro": _info(128_000, 10_000, vision=False, cache="short"),
+    "nova-lite": _info(300_000, 10_000, cache="short"),
+    "nova-pro": _info(300_000, 10_000, cache="short"),
+    "nova-premier": _info(1_000_000, 32_000, cache="short"),
+    # Mistral (also on Bedrock as `mistral.…`). Magistral always reasons (its thinking
+    # comes as content parts); Mistral Small takes `reasoning_effort`.
+    "mistral-small": _info(128_000, 32_768, levels=(_L.HIGH,), style="effort"),
+    "mistral-medium": _info(128_000, 32_768),
+    "mistral-large": _info(128_000, 32_768),
+    "pixtral-large": _info(128_000, 32_768),
+    "magistral-small": _info(128_000, 40_000, levels=(_L.HIGH,)),
+    "magistral-medium": _info(128_000, 40_000, levels=(_L.HIGH,)),
+    "codestral": _info(256_000, 32_768, vision=False),
+    "devstral": _info(128_000, 32_768, vision=False),
+    "ministral-3b": _info(128_000, 32_768, vision=False),
+    "ministral-8b": _info(128_000, 32_768, vision=False),
+    "open-mistral-nemo": _info(128_000, 32_768, vision=False),
     # Google Gemini
     "gemini-2.0-flash": _info(1_048_576, 8_192),
     "gemini-2.5-flash": _info(1_048_576, 65_536, levels=_BUDGET, style="budget"),
@@ -135,7 +175,8 @@ CATALOGUE: Mapping[str, ModelInfo] = {
     # DeepSeek: the reasoner always thinks and has no parameter for how hard.
     "deepseek-chat": _info(128_000, 8_192, vision=False),
     "deepseek-reasoner": _info(128_000, 64_000, vision=False, levels=(_L.HIGH,)),
-    # The embedded model (also served by llama.cpp's server as `smollm2`).
+    # The embedded models (also served by llama.cpp's server under these names).
+    "qwen2-5-coder-1-5b": _info(32_768, 8_192, vision=False),
     "smollm2": _info(8_192, 2_048, vision=False),
 }
 
@@ -144,10 +185,19 @@ CATALOGUE: Mapping[str, ModelInfo] = {
 _BOUNDARY = re.compile(r"[-:@_/]")
 
 
+# Bedrock's model ids: an optional cross-region prefix, then the vendor, then the name
+# (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`, `amazon.nova-pro-v1:0`).
+_BEDROCK_PREFIX = re.compile(
+    r"^(?:(?:us|us-gov|eu|apac|ap|jp|au|ca|global)\.)?"
+    r"(?:anthropic|amazon|meta|mistral|cohere|ai21|deepseek|openai|qwen|writer|twelvelabs)\."
+)
+
+
 def _normalise(name: str) -> str:
-    """Lower case, the last path part (`openai/gpt-4o` on OpenRouter, `models/gemini-…`),
-    and a dot between digits as a dash, so `claude-3.5-sonnet` is `claude-3-5-sonnet`."""
-    name = name.strip().lower().rsplit("/", 1)[-1]
+    """Lower case, the last path part (`openai/gpt-4o` on OpenRouter, `models/gemini-…`,
+    a Bedrock ARN), without Bedrock's region and vendor prefix, and a dot between digits
+    as a dash, so `claude-3.5-sonnet` is `claude-3-5-sonnet`."""
+    name = _BEDROCK_PREFIX.sub("", name.strip().lower().rsplit("/", 1)[-1])
     return re.sub(r"(?<=\d)\.(?=\d)", "-", name)
 
 
@@ -201,3 +251,10 @@ def _override_for(
         by_prefix[_normalise(key)] = changes
     best = _longest_prefix(_normalise(model), by_prefix)
     return by_prefix[best] if best is not None else None
+
+
+def clamp_thinking_level(model: str, level: ThinkingLevel | str) -> ThinkingLevel:
+    """The nearest level `model` supports, from the model catalogue: searched upward
+    first, then downward. `off` stays off; a model that does not reason (or one the
+    catalogue does not know) gets `off`. `model` may be a bare id or a route."""
+    return model_info("", model).clamp(level)

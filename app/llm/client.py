@@ -16,7 +16,7 @@ from app.llm.events import ModelStreamEvent, collect_response
 from app.llm.http_client import HttpWireClient, load_wire
 from app.llm.request import LLMRequest
 from app.llm.response import LLMResponse
-from app.llm.routing import parse_model_route, wire_model_name
+from app.llm.routing import ModelRoute, parse_model_route, wire_model_name
 
 __all__ = [
     "CompletionProvider",
@@ -78,13 +78,17 @@ def create_provider_client(
     model_path: str | Path | None = None,
     n_threads: int | None = None,
     n_ctx: int | None = None,
+    aws_region: str | None = None,
+    aws_profile: str | None = None,
 ) -> ProviderClient:
     """The client for a `provider/model` route. Connects nothing yet.
 
     `api_style` (`responses` or `chat`) matters only for `openai/...` routes; the
     OpenAI-compatible ones (OpenRouter, DeepSeek, Ollama, `openai-compatible`) always
     speak Chat Completions. `model_path`, `n_threads` and `n_ctx` are only for
-    `local/...` (the embedded llama.cpp model). Raises `ValueError` for a malformed
+    `local/...` (the embedded llama.cpp model). `aws_region` and `aws_profile` are only
+    for `bedrock/...`: without a key (a Bedrock API key) its requests are signed with
+    the profile's (or the environment's) AWS credentials. Raises `ValueError` for a malformed
     route or base URL, `ValidationError` for a protocol this version lacks,
     `ModelNotInstalledError` for a missing local model. A missing API key is reported
     by the first request, in words.
@@ -97,6 +101,8 @@ def create_provider_client(
         from app.llm.wire.local import LocalModelClient
 
         return LocalModelClient(route, model_path=model_path, n_threads=n_threads, n_ctx=n_ctx)
+    if info.wire == "bedrock":
+        return _bedrock_client(route, api_key, base_url, timeout, headers, aws_region, aws_profile)
     url = base_url or info.default_base_url
     if not url or not url.startswith(("http://", "https://")):
         raise ValueError(
@@ -111,4 +117,31 @@ def create_provider_client(
         extra.setdefault("X-Title", "Companion")
     return HttpWireClient(
         route, load_wire(wire), url, api_key=api_key, timeout=timeout, headers=extra
+    )
+
+
+def _bedrock_client(
+    route: ModelRoute,
+    api_key: str | None,
+    base_url: str | None,
+    timeout: float | None,
+    headers: Mapping[str, str] | None,
+    region: str | None,
+    profile: str | None,
+) -> HttpWireClient:
+    """Bedrock in the configured region (an unknown region is reported by the first
+    request, in words), signing with AWS credentials when there is no API key."""
+    from app.llm.aws import AwsSigner, regional_url, resolve_region
+
+    found = resolve_region(region, profile)
+    url = base_url or (regional_url(found) if found else "")
+    signer = AwsSigner(region=found, profile=profile)
+    return HttpWireClient(
+        route,
+        load_wire("bedrock"),
+        url,
+        api_key=api_key,
+        timeout=timeout,
+        headers=headers,
+        signer=signer,
     )

@@ -13,8 +13,16 @@ The tree::
      ├── ModelResponseFailed          the reply was broken: bad stream data, unknown stop
      │                                reason, a server error, an error inside the stream
      ├── ModelNotInstalledError       the embedded model (or llama-cpp-python) is missing
-     └── ValidationError              (also a ValueError) content or options the chosen
-                                      protocol cannot carry; raised before any network
+     ├── ValidationError              (also a ValueError) content or options the chosen
+     │                                protocol cannot carry; raised before any network
+     └── ProviderStreamError          what a `response.failed` event carries: the cause
+                                      (one of the above, in `.cause`) and whether output
+                                      was already streamed (`semantic_output_emitted`)
+
+A `ProviderStreamError` is also an instance of its cause's class: the one for a rate
+limit is a `RateLimitStreamError`, which is both a `ProviderStreamError` and a
+`RateLimitError`, so `isinstance(event.error, RateLimitError)` and `except
+RateLimitError` keep working on what a stream (or `complete()`) reports.
 
 `str(error)` never contains an API key: provider messages pass through `redact`
 before an error is built, and callers never put keys into messages.
@@ -30,6 +38,8 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from app.redaction import redact
+
 __all__ = [
     "AuthenticationError",
     "ContextOverflowError",
@@ -39,6 +49,7 @@ __all__ = [
     "OverloadedError",
     "ProviderConnectionError",
     "ProviderError",
+    "ProviderStreamError",
     "ProviderTimeoutError",
     "RateLimitError",
     "ValidationError",
@@ -121,18 +132,106 @@ class ValidationError(ProviderError, ValueError):
     pass
 
 
-# Key-looking strings: OpenAI-style `sk-...`, Google `AIza...`, bearer tokens.
-_KEY_PATTERNS = re.compile(
-    r"sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{20,}|(?<=Bearer )[A-Za-z0-9._\-~+/=]{8,}"
-)
+class ProviderStreamError(ProviderError):
+    """The error of a failed stream: `cause` is the typed error that ended it and
+    `semantic_output_emitted` says whether text or tool output had been streamed.
+
+    Made with `ProviderStreamError.of(cause, ...)`, which picks the subclass that is
+    also of the cause's class (`RateLimitStreamError` for a `RateLimitError`): real
+    subclasses rather than a wrapper, because `except RateLimitError` matches by class
+    and ignores `__instancecheck__`. The message, status, code, `retry_after` and
+    `retryable` are the cause's.
+    """
+
+    def __init__(self, cause: ProviderError, *, semantic_output_emitted: bool) -> None:
+        super().__init__(
+            cause.message,
+            provider=cause.provider,
+            status_code=cause.status_code,
+            code=cause.code,
+            retry_after=cause.retry_after,
+            retryable=cause.retryable,
+        )
+        self.cause = cause
+        self.semantic_output_emitted = semantic_output_emitted
+        self.__cause__ = cause
+
+    @classmethod
+    def of(cls, cause: ProviderError, *, semantic_output_emitted: bool) -> ProviderStreamError:
+        """The stream error for `cause`, of the subclass that is also of `cause`'s class
+        (for a class of someone else's, its nearest class of ours: `.cause` keeps it)."""
+        if isinstance(cause, ProviderStreamError):
+            if cause.semantic_output_emitted == semantic_output_emitted:
+                return cause
+            cause = cause.cause
+        kind = next(
+            (_STREAM_CLASSES[c] for c in type(cause).__mro__ if c in _STREAM_CLASSES),
+            ProviderStreamError,
+        )
+        return kind(cause, semantic_output_emitted=semantic_output_emitted)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        flag = self.semantic_output_emitted
+        return (_rebuild_stream_error, (self.cause, flag))
 
 
-def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """`text` with every given secret and every key-looking string replaced by `***`."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return _KEY_PATTERNS.sub("***", text)
+def _rebuild_stream_error(cause: ProviderError, flag: bool) -> ProviderStreamError:
+    return ProviderStreamError.of(cause, semantic_output_emitted=flag)
+
+
+class AuthenticationStreamError(ProviderStreamError, AuthenticationError):
+    pass
+
+
+class RateLimitStreamError(ProviderStreamError, RateLimitError):
+    pass
+
+
+class OverloadedStreamError(ProviderStreamError, OverloadedError):
+    pass
+
+
+class ContextOverflowStreamError(ProviderStreamError, ContextOverflowError):
+    pass
+
+
+class InvalidRequestStreamError(ProviderStreamError, InvalidRequestError):
+    pass
+
+
+class ConnectionStreamError(ProviderStreamError, ProviderConnectionError):
+    pass
+
+
+class TimeoutStreamError(ProviderStreamError, ProviderTimeoutError):
+    pass
+
+
+class ResponseFailedStreamError(ProviderStreamError, ModelResponseFailed):
+    pass
+
+
+class NotInstalledStreamError(ProviderStreamError, ModelNotInstalledError):
+    pass
+
+
+class ValidationStreamError(ProviderStreamError, ValidationError):
+    pass
+
+
+# Each cause class with the stream error that is also of it (read-only after import).
+_STREAM_CLASSES: Mapping[type[ProviderError], type[ProviderStreamError]] = {
+    AuthenticationError: AuthenticationStreamError,
+    RateLimitError: RateLimitStreamError,
+    OverloadedError: OverloadedStreamError,
+    ContextOverflowError: ContextOverflowStreamError,
+    InvalidRequestError: InvalidRequestStreamError,
+    ProviderConnectionError: ConnectionStreamError,
+    ProviderTimeoutError: TimeoutStreamError,
+    ModelResponseFailed: ResponseFailedStreamError,
+    ModelNotInstalledError: NotInstalledStreamError,
+    ValidationError: ValidationStreamError,
+}
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
@@ -165,6 +264,7 @@ _OVERFLOW_PATTERNS = re.compile(
             r"prompt is too long",  # Anthropic
             r"input length and `?max_tokens`? exceed context limit",  # Anthropic
             r"input is too long for requested model",  # Amazon Bedrock
+            r"too large for model with \d+ maximum context length",  # Mistral
             r"exceeds the context window",  # OpenAI
             r"maximum context length is \d+",  # OpenAI chat, OpenRouter, vLLM
             r"input token count.*exceeds the maximum",  # Gemini

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.llm.errors import ModelResponseFailed, ProviderError
+from app.llm.errors import ModelResponseFailed, ProviderError, ProviderStreamError
 from app.llm.messages import ContentBlock
 from app.llm.response import LLMResponse, Usage
 
@@ -155,9 +155,10 @@ class ResponseCompleted(_Event):
 @dataclass(slots=True)
 class ResponseFailed(_Event):
     """The reply failed; `semantic_output_emitted` says whether text or tool output
-    was already streamed (then it must not be retried blindly)."""
+    was already streamed (then it must not be retried blindly). `error` is a
+    `ProviderStreamError`, also of its cause's class (a `RateLimitError`, ...)."""
 
-    error: ProviderError
+    error: ProviderStreamError
     semantic_output_emitted: bool
     kind: Literal["response.failed"] = field(default="response.failed", init=False)
 
@@ -235,10 +236,11 @@ class EventEmitter:
         return ResponseCompleted(self.scope, self._next(), time.time(), response)
 
     def failed(self, error: ProviderError) -> ResponseFailed:
+        """The failed event for `error`, carried as a `ProviderStreamError`."""
         self.terminated = True
-        return ResponseFailed(
-            self.scope, self._next(), time.time(), error, self.semantic_output_emitted
-        )
+        emitted = self.semantic_output_emitted
+        stream_error = ProviderStreamError.of(error, semantic_output_emitted=emitted)
+        return ResponseFailed(self.scope, self._next(), time.time(), stream_error, emitted)
 
     def cancelled(self, error: ProviderError | None = None) -> ResponseCancelled:
         self.terminated = True

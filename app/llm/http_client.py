@@ -14,10 +14,11 @@ import json
 import logging
 import random
 from collections.abc import AsyncGenerator, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 import httpx
 
+from app.http_bodies import BodyTooLarge, read_body
 from app.llm.errors import (
     ModelResponseFailed,
     ProviderConnectionError,
@@ -30,32 +31,47 @@ from app.llm.events import EventEmitter, ModelStreamEvent, collect_response
 from app.llm.request import LLMRequest, estimate_input_tokens, require_stream_flag
 from app.llm.response import LLMResponse
 from app.llm.routing import ModelRoute, resolve_api_key, wire_model_name
-from app.llm.wire.base import Wire, WireParser
-from app.llm.wire.sse import SSEError, is_event_stream, iter_sse
+from app.llm.waiting import REPLY_DEADLINE_S, ReplyBudget, ReplyControl, when_to_retry
+from app.llm.wire.base import StreamFramingError, Wire, WireParser
+from app.llm.wire.sse import MAX_EVENT_CHARS, SSEError, SSEEventTooLarge, SSEFraming
 
-__all__ = ["WIRE_MODULES", "HttpWireClient", "load_wire"]
+__all__ = ["WIRE_MODULES", "HttpWireClient", "RequestSigner", "load_wire"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT = 120.0  # seconds between streamed chunks; reasoning models pause long
+DEFAULT_TIMEOUT = 120.0  # seconds without content; reasoning models pause long
 CONNECT_TIMEOUT = 10.0
 MAX_RETRIES = 2
 RETRY_BASE_DELAY = 0.4
 MAX_RETRY_AFTER = 20.0  # a longer wait than this is reported, not slept through
+MAX_BODY_BYTES = 16 * 1024 * 1024  # a whole (non-streamed) JSON reply
+MAX_ERROR_BODY_BYTES = 64 * 1024  # what is read of an error reply
+# Stream events that are content: keep-alives, `response.started` and usage are not.
+_NOT_CONTENT = frozenset({"response.started", "usage.updated"})
 
 WIRE_MODULES: Mapping[str, str] = {
     "openai_chat": "app.llm.wire.openai_chat",
     "openai_responses": "app.llm.wire.openai_responses",
     "anthropic": "app.llm.wire.anthropic",
     "gemini": "app.llm.wire.gemini",
+    "mistral": "app.llm.wire.mistral",
+    "bedrock": "app.llm.wire.bedrock",
 }
 if TYPE_CHECKING:  # mypy checks here that every wire module has the `Wire` shape
-    from app.llm.wire import anthropic, gemini, openai_chat, openai_responses
+    from app.llm.wire import anthropic, bedrock, gemini, mistral, openai_chat, openai_responses
 
-    _CONFORMING: tuple[Wire, ...] = (openai_chat, openai_responses, anthropic, gemini)
+    _CONFORMING: tuple[Wire, ...] = (
+        openai_chat,
+        openai_responses,
+        anthropic,
+        gemini,
+        mistral,
+        bedrock,
+    )
 
 _WIRE_NAMES = (
     "NAME",
+    "FRAMING",
     "endpoint",
     "headers",
     "to_wire",
@@ -89,43 +105,14 @@ def load_wire(name: str) -> Wire:
     return cast(Wire, module)
 
 
-class _Control:
-    """One reply in progress. `cancel()` may come from anywhere: it sets the flag, and if
-    the reply is waiting on the network (or a retry pause) it interrupts that wait."""
+class RequestSigner(Protocol):
+    """Signs requests where a provider wants more than a key in a header (AWS SigV4)."""
 
-    __slots__ = ("cancelled", "interrupted", "task", "waiting")
-
-    def __init__(self) -> None:
-        self.cancelled = False
-        self.interrupted = False
-        self.waiting = False
-        self.task: asyncio.Task[Any] | None = None
-
-    def resume(self) -> None:
-        """The generator runs again (in whichever task drives it now) and may wait."""
-        self.task = asyncio.current_task()
-        self.waiting = True
-
-    def cancel(self) -> None:
-        self.cancelled = True
-        task = self.task
-        if task is not None and not task.done():
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nothing waits
-                task.get_loop().call_soon_threadsafe(self._interrupt)
-
-    def _interrupt(self) -> None:
-        task = self.task
-        if self.waiting and not self.interrupted and task is not None and not task.done():
-            self.interrupted = True
-            task.cancel()
-
-    def owns(self) -> bool:
-        """Whether this cancellation was ours alone (then it is swallowed)."""
-        task = asyncio.current_task()
-        if not self.interrupted or task is None:
-            return False
-        self.interrupted = False
-        return task.uncancel() == 0
+    async def authorizer(self) -> tuple[httpx.Auth, tuple[str, ...]]:
+        """The `httpx.Auth` that signs one reply's requests, and the secret values to mask
+        in what comes back. May read credentials (off the event loop); raises a
+        `ProviderError` in words when there are none."""
+        ...
 
 
 class HttpWireClient:
@@ -140,8 +127,11 @@ class HttpWireClient:
         timeout: float | None = None,
         headers: Mapping[str, str] | None = None,
         *,
+        signer: RequestSigner | None = None,
         max_retries: int = MAX_RETRIES,
         retry_base_delay: float = RETRY_BASE_DELAY,
+        deadline: float = REPLY_DEADLINE_S,
+        max_event_chars: int = MAX_EVENT_CHARS,
     ) -> None:
         self.route = route
         self.wire = wire_module
@@ -151,13 +141,16 @@ class HttpWireClient:
         self._api_key = api_key
         self._timeout = timeout
         self._headers = dict(headers or {})
+        self._signer = signer  # used when there is no key to send
         self._max_retries = max_retries
         self._retry_base_delay = retry_base_delay
+        self._deadline = deadline
+        self._max_event_chars = max_event_chars
         info = route.info
         self.label = info.label if info.default_base_url else f"The server at {self.base_url}"
         self._http: httpx.AsyncClient | None = None
         self._http_loop: asyncio.AbstractEventLoop | None = None
-        self._active: set[_Control] = set()
+        self._active: set[ReplyControl] = set()
 
     def __repr__(self) -> str:
         return (
@@ -200,9 +193,15 @@ class HttpWireClient:
             self._http_loop = loop
         return self._http
 
-    def _request_timeout(self, request: LLMRequest) -> httpx.Timeout:
-        seconds = request.timeout or self._timeout or DEFAULT_TIMEOUT
-        return httpx.Timeout(seconds, connect=min(seconds, CONNECT_TIMEOUT))
+    def _wait_s(self, request: LLMRequest) -> float:
+        return request.timeout or self._timeout or DEFAULT_TIMEOUT
+
+    @staticmethod
+    def _http_timeout(budget: ReplyBudget, now: float) -> httpx.Timeout:
+        # httpx's own limits stay a little behind the budget's: the budget tells
+        # content from keep-alives, httpx only sees bytes.
+        left = max(budget.first_by - now, 0.1)
+        return httpx.Timeout(budget.timeout + 1.0, connect=min(left, CONNECT_TIMEOUT))
 
     def _retry_delay(self, attempt: int, error: ProviderError) -> float | None:
         if error.retry_after is not None:
@@ -212,7 +211,7 @@ class HttpWireClient:
         return self._retry_base_delay * (2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
 
     def _body_events(
-        self, raw: bytes, content_type: str, emitter: EventEmitter, secrets: tuple[str | None]
+        self, raw: bytes, content_type: str, emitter: EventEmitter, secrets: tuple[str | None, ...]
     ) -> list[ModelStreamEvent]:
         """A whole JSON reply (a non-streamed request, or a server that ignored `stream`)."""
         if not raw.strip():
@@ -233,7 +232,7 @@ class HttpWireClient:
         return self.wire.parse_response(payload, emitter, label=self.label, secrets=secrets)
 
     def _http_error(
-        self, response: httpx.Response, body: bytes, model: str, secrets: tuple[str | None]
+        self, response: httpx.Response, body: bytes, model: str, secrets: tuple[str | None, ...]
     ) -> ProviderError:
         return self.wire.map_http_error(
             response.status_code,
@@ -253,20 +252,28 @@ class HttpWireClient:
         provider or network failure."""
         model = wire_model_name(self.route, request.model)
         emitter = EventEmitter(self.provider, model)
-        control = _Control()
+        control = ReplyControl()
         self._active.add(control)
+        loop = asyncio.get_running_loop()
+        budget = ReplyBudget(self._wait_s(request), self._deadline, loop.time())
         try:
             try:
                 api_key = resolve_api_key(self.route, self._api_key)
                 body = self.wire.to_wire(request, model=model, provider=self.provider)
                 url = self.wire.endpoint(self.base_url, model, stream=streaming)
+                auth: httpx.Auth | None = None
+                secrets: tuple[str | None, ...] = (api_key,)
+                if self._signer is not None and not api_key:
+                    auth, signing_secrets = await self._signer.authorizer()
+                    secrets += signing_secrets
             except ProviderError as exc:
                 yield emitter.failed(exc)
                 return
-            secrets = (api_key,)
+            framing = self.wire.FRAMING
             headers = {**self.wire.headers(api_key), **self._headers}
-            headers["Accept"] = "text/event-stream" if streaming else "application/json"
-            timeout = self._request_timeout(request)
+            if isinstance(framing, SSEFraming) and framing.max_event_chars != self._max_event_chars:
+                framing = SSEFraming(self._max_event_chars)
+            headers["Accept"] = framing.media_type if streaming else "application/json"
             attempt = 0
             while True:
                 parser: WireParser = self.wire.new_parser(
@@ -278,16 +285,21 @@ class HttpWireClient:
                         yield event
                     return
                 control.resume()
+                control.arm(budget.wait_until(loop.time()))
                 try:
                     async with self._client().stream(
-                        "POST", url, json=body, headers=headers, timeout=timeout
+                        "POST",
+                        url,
+                        json=body,
+                        headers=headers,
+                        timeout=self._http_timeout(budget, loop.time()),
+                        auth=auth,
                     ) as response:
                         content_type = response.headers.get("content-type", "")
                         if response.status_code >= 400:
-                            error = self._http_error(
-                                response, await response.aread(), model, secrets
-                            )
-                        elif not is_event_stream(response):
+                            raw = await read_body(response, MAX_ERROR_BODY_BYTES, cut=True)
+                            error = self._http_error(response, raw, model, secrets)
+                        elif not framing.matches(response):
                             if streaming and "json" not in content_type:
                                 kind = content_type.partition(";")[0] or "no content type"
                                 error = ModelResponseFailed(
@@ -296,11 +308,10 @@ class HttpWireClient:
                                 )
                             else:
                                 # A whole JSON reply: asked for, or a server ignored `stream`.
-                                out = self._body_events(
-                                    await response.aread(), content_type, emitter, secrets
-                                )
+                                raw = await read_body(response, MAX_BODY_BYTES)
                                 control.waiting = False
-                                for event in out:
+                                control.disarm()
+                                for event in self._body_events(raw, content_type, emitter, secrets):
                                     yield event
                                 return
                         else:
@@ -310,24 +321,32 @@ class HttpWireClient:
                             # collector (which warns under loops without async-generator
                             # hooks, such as qasync's).
                             completed = False
-                            async with contextlib.aclosing(iter_sse(response)) as sse_events:
-                                async for sse in sse_events:
+                            frames = framing.events(response)
+                            async with contextlib.aclosing(frames):
+                                async for name, data in frames:
                                     if completed:
                                         continue
-                                    out = parser.feed_sse(sse.event, sse.data)
-                                    if out:
-                                        control.waiting = False
-                                        for event in out:
-                                            yield event
-                                        control.resume()
-                                        if parser.terminated:
-                                            if out[-1].kind != "response.completed":
-                                                return
-                                            completed = True
+                                    out = parser.feed_sse(name, data)
+                                    if not out:
+                                        continue
+                                    control.waiting = False
+                                    content = any(e.kind not in _NOT_CONTENT for e in out)
+                                    budget.content = budget.content or content
+                                    for event in out:
+                                        yield event
+                                    control.resume()
+                                    if content:  # the wait for more starts now
+                                        control.arm(budget.wait_until(loop.time()))
+                                    if parser.terminated:
+                                        control.disarm()
+                                        if out[-1].kind != "response.completed":
+                                            return
+                                        completed = True
                                     if control.cancelled and not completed:
                                         control.waiting = False
                                         break
                             control.waiting = False
+                            control.disarm()
                             if completed:
                                 return
                             if control.cancelled:
@@ -341,21 +360,39 @@ class HttpWireClient:
                     if not control.owns():
                         raise
                     control.waiting = False
-                    for event in parser.cancel():
-                        yield event
-                    return
+                    if not control.take_timeout():
+                        for event in parser.cancel():
+                            yield event
+                        return
+                    error = ProviderTimeoutError(
+                        budget.timed_out(self.label, loop.time()), provider=self.provider
+                    )
                 except httpx.TimeoutException:
                     error = ProviderTimeoutError(
-                        f"{self.label} did not answer within {timeout.read:g} seconds.",
-                        provider=self.provider,
+                        budget.timed_out(self.label, loop.time()), provider=self.provider
                     )
+                except StreamFramingError as exc:
+                    control.waiting = False
+                    if control.cancelled:
+                        for event in parser.cancel():
+                            yield event
+                        return
+                    error = ModelResponseFailed(f"{self.label} {exc}", provider=self.provider)
                 except httpx.ConnectError:
                     error = ProviderConnectionError(
                         f"Could not reach {self.base_url}: is the server running?",
                         provider=self.provider,
                     )
+                except (SSEEventTooLarge, BodyTooLarge) as exc:
+                    error = ModelResponseFailed(
+                        f"{self.label} sent more than the app reads at once ({exc}); "
+                        "the reply was stopped.",
+                        provider=self.provider,
+                        retryable=False,
+                    )
                 except (httpx.TransportError, httpx.StreamError, SSEError) as exc:
                     control.waiting = False
+                    control.disarm()
                     if control.cancelled:
                         for event in parser.cancel():
                             yield event
@@ -378,6 +415,7 @@ class HttpWireClient:
                         provider=self.provider,
                     )
                 control.waiting = False
+                control.disarm()
                 assert error is not None
                 if control.cancelled:
                     for event in parser.cancel(error):
@@ -385,12 +423,17 @@ class HttpWireClient:
                     return
                 delay = None
                 if error.retryable and not emitter.emitted and attempt < self._max_retries:
-                    attempt += 1
-                    delay = self._retry_delay(attempt, error)
+                    delay = self._retry_delay(attempt + 1, error)
+                    if delay is not None and not budget.can_retry(loop.time(), delay):
+                        delay = None
                 if delay is None:
+                    if error.retry_after is not None and error.retryable:
+                        # Not waited for here: the user is told when it is worth trying.
+                        error.message = f"{error.message} {when_to_retry(error.retry_after)}"
                     for event in parser.fail(error):
                         yield event
                     return
+                attempt += 1
                 logger.info("%s Trying again in %.1f s (retry %d).", error, delay, attempt)
                 control.resume()
                 try:
@@ -403,7 +446,9 @@ class HttpWireClient:
                         yield event
                     return
                 control.waiting = False
+                budget.tries += 1
                 emitter.next_attempt()
         finally:
             control.waiting = False
+            control.disarm()
             self._active.discard(control)

@@ -8,20 +8,15 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-if TYPE_CHECKING:
-    from app.llm.request import LLMRequest
 
 __all__ = [
     "AudioBlock",
     "ContentBlock",
-    "Conversation",
     "FileBlock",
     "ImageBlock",
     "ImageFileRef",
@@ -221,41 +216,3 @@ class Msg(BaseModel):
     @property
     def images(self) -> list[ImageBlock]:
         return [b for b in self.blocks if isinstance(b, ImageBlock)]
-
-
-class Conversation(BaseModel):
-    """An ordered list of messages; a container only, it stores nothing on disk."""
-
-    messages: list[Msg] = Field(default_factory=list)
-
-    def add(self, message: Msg) -> Msg:
-        self.messages.append(message)
-        return message
-
-    def add_many(self, messages: Iterable[Msg]) -> None:
-        self.messages.extend(messages)
-
-    def last(self, role: Role | str | None = None) -> Msg | None:
-        """The newest message, or the newest one with `role`."""
-        for message in reversed(self.messages):
-            if role is None or message.role == role:
-                return message
-        return None
-
-    @property
-    def system_prompt(self) -> str | None:
-        """The text of the system messages joined by blank lines, or None if there are none."""
-        parts = [m.text for m in self.messages if m.role == Role.SYSTEM and m.text]
-        return "\n\n".join(parts) if parts else None
-
-    @property
-    def non_system_messages(self) -> list[Msg]:
-        return [m for m in self.messages if m.role != Role.SYSTEM]
-
-    def to_llm_request(self, model: str, **options: Any) -> LLMRequest:
-        from app.llm.request import LLMRequest
-
-        return LLMRequest.from_conversation(self, model, **options)
-
-    def __len__(self) -> int:
-        return len(self.messages)

@@ -1,4 +1,4 @@
-"""What a caller asks a model for: messages, tools and options, for any provider."""
+"""What a caller asks a model for: the conversation, tools and options, for any provider."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import enum
 import json
 import math
 import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -13,24 +14,25 @@ from pydantic import BaseModel, Field, field_validator
 from app.llm.errors import ValidationError
 from app.llm.messages import (
     AudioBlock,
-    Conversation,
     FileBlock,
     ImageBlock,
     Msg,
     NativeBlock,
+    Role,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
+from app.llm.reply_form import ReplyForm
 
 __all__ = [
     "CacheRetention",
+    "Conversation",
     "LLMRequest",
     "ThinkingLevel",
     "ToolChoice",
     "ToolSpec",
-    "clamp_thinking_level",
     "estimate_input_tokens",
     "estimate_text_tokens",
     "require_stream_flag",
@@ -54,16 +56,6 @@ class CacheRetention(enum.StrEnum):
     NONE = "none"
     SHORT = "short"
     LONG = "long"
-
-
-def clamp_thinking_level(model: str, level: ThinkingLevel | str) -> ThinkingLevel:
-    """The nearest level `model` supports, from the model catalogue: searched upward
-    first, then downward. `off` stays off; a model that does not reason (or one the
-    catalogue does not know) gets `off`. `model` may be a bare id or a route."""
-    # The catalogue imports this module for ThinkingLevel, so it is imported here.
-    from app.llm.catalogue import model_info
-
-    return model_info("", model).clamp(level)
 
 
 class ToolSpec(BaseModel):
@@ -101,6 +93,9 @@ class LLMRequest(BaseModel):
     session_id: str | None = None
     provider_options: dict[str, Any] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # The form a spoken reply takes (a tag, then a few sentences): the embedded model
+    # is held to it by a grammar; other wires leave it to the prompt.
+    reply_form: ReplyForm | None = None
 
     @field_validator("tool_choice")
     @classmethod
@@ -115,6 +110,42 @@ class LLMRequest(BaseModel):
     ) -> LLMRequest:
         messages = conversation.messages if isinstance(conversation, Conversation) else conversation
         return cls(model=model, messages=list(messages), **options)
+
+
+class Conversation(BaseModel):
+    """An ordered list of messages; a container only, it stores nothing on disk."""
+
+    messages: list[Msg] = Field(default_factory=list)
+
+    def add(self, message: Msg) -> Msg:
+        self.messages.append(message)
+        return message
+
+    def add_many(self, messages: Iterable[Msg]) -> None:
+        self.messages.extend(messages)
+
+    def last(self, role: Role | str | None = None) -> Msg | None:
+        """The newest message, or the newest one with `role`."""
+        for message in reversed(self.messages):
+            if role is None or message.role == role:
+                return message
+        return None
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The text of the system messages joined by blank lines, or None if there are none."""
+        parts = [m.text for m in self.messages if m.role == Role.SYSTEM and m.text]
+        return "\n\n".join(parts) if parts else None
+
+    @property
+    def non_system_messages(self) -> list[Msg]:
+        return [m for m in self.messages if m.role != Role.SYSTEM]
+
+    def to_llm_request(self, model: str, **options: Any) -> LLMRequest:
+        return LLMRequest.from_conversation(self, model, **options)
+
+    def __len__(self) -> int:
+        return len(self.messages)
 
 
 # A no-network estimate, tuned on SmolLM2's byte-level BPE (GPT-2-like, as most

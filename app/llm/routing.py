@@ -72,6 +72,20 @@ PROVIDERS: Mapping[str, ProviderInfo] = {
             "DEEPSEEK_API_KEY",
             True,
         ),
+        ProviderInfo(
+            "mistral", "Mistral", "mistral", "https://api.mistral.ai/v1", "MISTRAL_API_KEY", True
+        ),
+        # Bedrock's address names the region (`app.llm.aws`); the key is optional, a
+        # Bedrock API key sent as a bearer token: without one requests are signed with
+        # SigV4 from the standard AWS credentials.
+        ProviderInfo(
+            "bedrock",
+            "Amazon Bedrock",
+            "bedrock",
+            "https://bedrock-runtime.{region}.amazonaws.com",
+            "AWS_BEARER_TOKEN_BEDROCK",
+            False,
+        ),
         # Local servers need no key; one is sent only if the user gives one. They get
         # their own variable so an OpenAI key is never sent to an arbitrary server.
         ProviderInfo(
@@ -89,7 +103,14 @@ PROVIDERS: Mapping[str, ProviderInfo] = {
     ]
 }
 
-_ALIASES = {"openai_compatible": "openai-compatible", "google": "gemini", "embedded": "local"}
+_ALIASES = {
+    "openai_compatible": "openai-compatible",
+    "google": "gemini",
+    "embedded": "local",
+    "amazon-bedrock": "bedrock",
+    "aws": "bedrock",
+    "mistralai": "mistral",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +130,7 @@ class ModelRoute:
 
 def parse_model_route(model: str) -> ModelRoute:
     """Split `provider/model` (the model id may itself contain `/`)."""
-    example = "openai/gpt-4o-mini, ollama/llama3.2 or local/smollm2"
+    example = "openai/gpt-4o-mini, ollama/llama3.2 or local/qwen2.5-coder-1.5b"
     provider, sep, model_id = model.strip().partition("/")
     if not sep:
         raise ValueError(

@@ -1,4 +1,5 @@
-"""Images for the model: the import policy (`import_image`) and screen capture (mss)."""
+"""Images for the model: the import policy (`import_image`), screen capture (mss), the
+windows on the screen (`windows`) and the text in a screenshot (`screen_text`, OCR)."""
 
 from app.media.images import (
     MAX_MODEL_BYTES,
@@ -17,6 +18,7 @@ from app.media.screenshot import (
     capture_for_model,
     capture_screen,
     capture_screen_sync,
+    screenshot_caption,
 )
 
 __all__ = [
@@ -33,5 +35,6 @@ __all__ = [
     "import_image",
     "import_image_async",
     "model_copy_sync",
+    "screenshot_caption",
     "sniff_image_type",
 ]

@@ -6,6 +6,11 @@ EXIF rotation is reused as its own model copy; anything else is resized and
 re-encoded. Files live under `<data dir>/media/<session_id>/`, named by content,
 so importing the same image twice writes nothing new. History holds only these
 file references, never the bytes.
+
+Images come from anywhere, so the decoded size is checked from the header before any
+pixel is decoded: at most `MAX_DECODED_PIXELS` (JPEGs are decoded already scaled down
+by their DCT, `draft`, so a large photo costs little), every pixel mode is converted
+to one the resizing and encoding handle, and nothing but `ImageError` leaves here.
 """
 
 from __future__ import annotations
@@ -16,13 +21,16 @@ import io
 import math
 import os
 import re
+import warnings
 from pathlib import Path
 
+import numpy as np
 from PIL import Image, ImageOps
 
 from app.llm import ImageBlock, ImageFileRef
 
 __all__ = [
+    "MAX_DECODED_PIXELS",
     "MAX_MODEL_BYTES",
     "MAX_MODEL_SIDE",
     "ImageError",
@@ -34,6 +42,14 @@ __all__ = [
 
 MAX_MODEL_SIDE = 2000
 MAX_MODEL_BYTES = int(3.75 * 1024 * 1024)
+# The most pixels decoded for one image: 6000 x 6000 (an 8K screen is 33 MP). Pillow's
+# own bomb check starts at 89 MP and only warns up to 179 MP; a 13000 x 13000 PNG of
+# 490 KB took 1.4 GB to decode.
+MAX_DECODED_PIXELS = 36_000_000
+_FORMATS = ("PNG", "JPEG", "WEBP")
+# Modes the resizing (`reduce` refuses palette, 1-bit and 16-bit images) and both
+# encoders take as they are.
+_PLAIN_MODES = frozenset({"RGB", "RGBA", "L", "LA"})
 _EXIF_ORIENTATION = 0x0112
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 _EXTENSIONS = {"image/png": "png", "image/jpeg": "jpg", "image/webp": "webp"}
@@ -70,8 +86,70 @@ def _has_alpha(image: Image.Image) -> bool:
     )
 
 
+def _plain(image: Image.Image) -> Image.Image:
+    """`image` in RGB, RGBA, L or LA: palette and 1-bit images expanded, 16-bit grey
+    scaled to 8 bits (a plain conversion would clip it to white), the rest converted."""
+    if image.mode in _PLAIN_MODES:
+        return image
+    if image.mode.startswith("I"):  # 16-bit grey PNGs open as I;16 (or I)
+        grey = np.clip(np.asarray(image, dtype=np.int64), 0, 65535) >> 8
+        return Image.fromarray(grey.astype(np.uint8), "L")
+    return image.convert("RGBA" if _has_alpha(image) else "RGB")
+
+
+def _too_large(width: int, height: int) -> ImageError:
+    side = int(MAX_DECODED_PIXELS**0.5)
+    size = f" ({width}x{height} pixels)" if width and height else ""
+    return ImageError(
+        f"The image is too large to use{size}: at most "
+        f"{MAX_DECODED_PIXELS // 1_000_000} megapixels ({side}x{side}) are read. "
+        "Make it smaller first."
+    )
+
+
+def _decode(data: bytes) -> tuple[Image.Image, int, int, int]:
+    """(the pixels, the image's own width and height, its EXIF orientation), decoding no
+    more than `MAX_DECODED_PIXELS`; a large JPEG comes scaled down by a power of two,
+    still at least `MAX_MODEL_SIDE` on its longest side."""
+    try:
+        with warnings.catch_warnings():
+            # Pillow warns of a possible bomb at open time (above 89 MP); the decoded
+            # size is checked here instead, after a JPEG's draft scale is known.
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data), formats=_FORMATS)
+        width, height = image.size
+        if width < 1 or height < 1:
+            raise ImageError(f"The image has no pixels ({width}x{height}).")
+        longest = max(width, height)
+        if image.format == "JPEG" and longest > MAX_MODEL_SIDE:
+            wanted = (
+                max(1, width * MAX_MODEL_SIDE // longest),
+                max(1, height * MAX_MODEL_SIDE // longest),
+            )
+            image.draft("RGB" if image.mode in ("RGB", "YCbCr") else image.mode, wanted)
+        if image.size[0] * image.size[1] > MAX_DECODED_PIXELS:
+            raise _too_large(width, height)
+        orientation = image.getexif().get(_EXIF_ORIENTATION, 1)
+        image.load()
+    except Image.DecompressionBombError:
+        raise _too_large(*_header_size(data)) from None
+    except ImageError:
+        raise
+    except Exception as exc:  # Pillow raises many kinds for damaged data
+        raise ImageError(f"The image could not be read: {exc}") from exc
+    return image, width, height, orientation if isinstance(orientation, int) else 1
+
+
+def _header_size(data: bytes) -> tuple[int, int]:
+    """The size a header claims, read without Pillow's bomb check (for the message)."""
+    if data.startswith(b"\x89PNG") and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    return 0, 0
+
+
 def _encode_for_model(image: Image.Image, keep_alpha: bool) -> tuple[bytes, str, int, int]:
     """Re-encode `image` (already rotated) within the model limits: (bytes, mime, w, h)."""
+    image = _plain(image)
     ratio = max(image.size) / MAX_MODEL_SIDE
     if ratio > 1.5:
         # A whole-number box reduction (4K → 1920 px) costs a seventh of a resample.
@@ -136,13 +214,7 @@ def import_image(
     if mime is None:
         what = source_path.name if source_path else "The data"
         raise ImageError(f"{what} is not a PNG, JPEG or WebP image.")
-    try:
-        with Image.open(io.BytesIO(data)) as opened:
-            opened.load()
-            image = opened.copy()
-            orientation = opened.getexif().get(_EXIF_ORIENTATION, 1)
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
-        raise ImageError(f"The image could not be read: {exc}") from exc
+    image, width, height, orientation = _decode(data)
 
     folder = root / "media" / session_id
     digest = hashlib.sha256(data).hexdigest()[:20]
@@ -150,26 +222,31 @@ def import_image(
         original_path = source_path  # already kept in the data folder (a capture)
     else:
         original_path = folder / f"{digest}.{_EXTENSIONS[mime]}"
+    original = ImageFileRef(path=original_path, mime_type=mime, width=width, height=height)
+    rotated = orientation not in (1, None)
+    fits = max(width, height) <= MAX_MODEL_SIDE and len(data) <= MAX_MODEL_BYTES
+    encoded: tuple[bytes, str, int, int] | None = None
+    if not fits or rotated:
+        try:
+            if rotated:
+                image = ImageOps.exif_transpose(image)
+            encoded = _encode_for_model(
+                image, keep_alpha=mime != "image/jpeg" and _has_alpha(image)
+            )
+        except ImageError:
+            raise
+        except Exception as exc:  # a mode or an encoder Pillow cannot handle: in words
+            raise ImageError(f"The image could not be converted for the model: {exc}") from exc
     try:
         if original_path != source_path:
             _write_once(original_path, data)
-        original = ImageFileRef(
-            path=original_path, mime_type=mime, width=image.width, height=image.height
-        )
-        rotated = orientation not in (1, None)
-        fits = max(image.size) <= MAX_MODEL_SIDE and len(data) <= MAX_MODEL_BYTES
-        if fits and not rotated:
+        if encoded is None:
             return ImageBlock(original=original, model=original, name=name)
-        if rotated:
-            image = ImageOps.exif_transpose(image)
-        encoded, model_mime, width, height = _encode_for_model(
-            image, keep_alpha=mime != "image/jpeg" and _has_alpha(image)
-        )
-        model_path = folder / f"{digest}-model.{_EXTENSIONS[model_mime]}"
-        _write_once(model_path, encoded)
+        model_path = folder / f"{digest}-model.{_EXTENSIONS[encoded[1]]}"
+        _write_once(model_path, encoded[0])
     except OSError as exc:
         raise ImageError(f"Could not save the image under {folder}: {exc}") from exc
-    model = ImageFileRef(path=model_path, mime_type=model_mime, width=width, height=height)
+    model = ImageFileRef(path=model_path, mime_type=encoded[1], width=encoded[2], height=encoded[3])
     return ImageBlock(original=original, model=model, name=name)
 
 

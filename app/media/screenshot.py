@@ -31,6 +31,7 @@ from PIL import Image
 
 from app.llm import ImageBlock, ImageFileRef
 from app.media.images import MAX_MODEL_SIDE, model_copy_sync
+from app.media.windows import Window, front_window, list_windows, windows_in
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,7 @@ __all__ = [
     "capture_screen_sync",
     "monitor_under",
     "pointer_position",
+    "screenshot_caption",
 ]
 
 MonitorChoice = Literal["under_mouse", "all"] | int
@@ -56,12 +58,42 @@ class ScreenshotError(Exception):
 
 @dataclass(slots=True, frozen=True)
 class Capture:
-    """A saved screenshot. `monitor` is mss's number: 0 for all monitors, 1.. for one."""
+    """A saved screenshot. `monitor` is mss's number: 0 for all monitors, 1.. for one;
+    `left`/`top` is where it starts on the virtual screen. `windows` are the windows it
+    shows, front to back, in its own pixels (listed when the capture is for the model)."""
 
     path: Path
     monitor: int
     width: int
     height: int
+    left: int = 0
+    top: int = 0
+    windows: tuple[Window, ...] = ()
+
+
+_TITLE_CHARS = 120
+_OTHER_WINDOWS = 5
+
+
+def screenshot_caption(capture: Capture) -> str:
+    """What a screenshot shows, in words every model can read: the screen, the window
+    the user is looking at, the other windows on it, and whether Companion's is there."""
+    def quoted(title: str) -> str:
+        return "“" + title[:_TITLE_CHARS] + ("…" if len(title) > _TITLE_CHARS else "") + "”"
+
+    what = "all monitors" if capture.monitor == 0 else f"monitor {capture.monitor}"
+    words = [f"Screenshot of {what} ({capture.width}x{capture.height} pixels)."]
+    front = front_window(capture.windows)
+    if front is not None:
+        words.append(f"The user is looking at the window {quoted(front.title)}.")
+    others = [w.title for w in capture.windows if w is not front and not w.own]
+    if others:
+        shown = ", ".join(quoted(t) for t in others[:_OTHER_WINDOWS])
+        more = f" and {len(others) - _OTHER_WINDOWS} more" if len(others) > _OTHER_WINDOWS else ""
+        words.append(f"Other windows on it: {shown}{more}.")
+    if any(w.own for w in capture.windows):
+        words.append("Companion's own window (this conversation) is on it too.")
+    return " ".join(words)
 
 
 def monitor_under(point: tuple[int, int] | None, monitors: Sequence[Mapping[str, Any]]) -> int:
@@ -175,6 +207,8 @@ class _Shot:
     bgra: bytes | bytearray
     size: tuple[int, int]
     monitor: int
+    left: int = 0
+    top: int = 0
 
     def rgb(self) -> Image.Image:
         return Image.frombuffer("RGB", self.size, self.bgra, "raw", "BGRX", 0, 1)
@@ -207,8 +241,9 @@ def _grab_from(grabber: Any, monitor: MonitorChoice) -> _Shot:
                 f"There is no monitor {number}; this computer has "
                 f"{len(monitors) - 1} (numbered from 1)."
             )
-    shot = grabber.grab(monitors[number])
-    return _Shot(shot.bgra, (shot.width, shot.height), number)
+    area = monitors[number]
+    shot = grabber.grab(area)
+    return _Shot(shot.bgra, (shot.width, shot.height), number, area["left"], area["top"])
 
 
 def _grab(monitor: MonitorChoice) -> _Shot:
@@ -331,7 +366,7 @@ def capture_for_model_sync(
     import policy (`images.model_copy_sync`), saving and shrinking at the same time.
     Blocking: call it from a worker thread (`grabber`'s own, when one is given)."""
     shot = grabber.grab_sync(monitor) if grabber is not None else _grab(monitor)
-    width, height = shot.size
+    width, height = shot.size  # the windows on it are listed too, for describing it
     with ThreadPoolExecutor(1, thread_name_prefix="capture-save") as pool:
         saving = pool.submit(_save, shot, folder, 1)
         if max(shot.size) > MAX_MODEL_SIDE:
@@ -348,7 +383,8 @@ def capture_for_model_sync(
             block = model_copy_sync(
                 shot.rgb(), original, session_id=session_id, name=name, root=root
             )
-    capture = Capture(path=path, monitor=shot.monitor, width=width, height=height)
+    windows = windows_in(list_windows(), shot.left, shot.top, width, height)
+    capture = Capture(path, shot.monitor, width, height, shot.left, shot.top, windows)
     return capture, block
 
 

@@ -1,11 +1,16 @@
 """Speech recognition behind one small contract (the seed's speech transcription).
 
-`create_speech_client(config)` returns a `SpeechClient` (or `None` when disabled).
+`create_speech_client(config)` returns a `SpeechClient` (or `None` when disabled);
+`config` is a `SpeechConfig` or the user's speech settings (`Settings.speech`).
 `client.stream(audio)` takes 16 kHz s16le mono PCM chunks and yields
 `TranscriptionEvent(text, is_final)`; `text` is always the whole current text,
 a successful end yields exactly one final event, and a failure or cancellation
-never does. Adapters (`app.speech.adapters`): `whisper_local` (embedded,
-default), `openai_transcribe`, `doubao_asr`, `dashscope_funasr`.
+never does. `SpeechClient(adapter)` enforces all of it in one place
+(`app.speech.client`, the event rules in `app.speech.rules`) around a
+`SpeechAdapter` (`app.speech.contract`), which only turns checked audio into
+events. Adapters (`app.speech.adapters`): `whisper_local` (embedded, default),
+`openai_transcribe`, `doubao_asr`, `dashscope_funasr`; `app.speech.factory` picks
+one. A custom recognizer is `SpeechClient(MyAdapter())`.
 
 Errors (`app.speech.errors` tree):
 
@@ -18,17 +23,15 @@ Errors (`app.speech.errors` tree):
     ├── SpeechRateLimitError    the service asks to slow down (`retry_after`)
     ├── SpeechConnectionError   unreachable, timed out, or the socket closed mid-utterance
     ├── SpeechProtocolError     the service sent a frame its protocol does not allow
-    └── SpeechServiceError      the service reported its own failure (`code`)
+    ├── SpeechServiceError      the service reported its own failure (`code`)
+    └── SpeechAdapterError      the adapter broke the contract (two finals, pieces of text,
+                                an unexpected exception, no answer): caught by the client
 """
 
-from app.speech.client import (
-    ADAPTERS,
-    SpeechClient,
-    SpeechConfig,
-    TranscriptionEvent,
-    create_speech_client,
-)
+from app.speech.client import SpeechClient
+from app.speech.contract import ADAPTERS, SpeechAdapter, SpeechConfig, TranscriptionEvent
 from app.speech.errors import (
+    SpeechAdapterError,
     SpeechAuthError,
     SpeechConnectionError,
     SpeechError,
@@ -38,9 +41,12 @@ from app.speech.errors import (
     SpeechRateLimitError,
     SpeechServiceError,
 )
+from app.speech.factory import create_speech_client
 
 __all__ = [
     "ADAPTERS",
+    "SpeechAdapter",
+    "SpeechAdapterError",
     "SpeechAuthError",
     "SpeechClient",
     "SpeechConfig",

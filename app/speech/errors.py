@@ -1,13 +1,10 @@
 """Speech recognition errors; the tree is drawn in `app.speech`'s docstring.
 
 Every message is a sentence for the user and never holds an API key: text that
-comes from a server passes through `redact` first.
+comes from a server passes through `redact` (`app.redaction`) first.
 """
 
 from __future__ import annotations
-
-import re
-from collections.abc import Iterable
 
 
 class SpeechError(Exception):
@@ -50,13 +47,7 @@ class SpeechServiceError(SpeechError):
         self.code = code
 
 
-# Key-looking strings: OpenAI-style `sk-...` (masked ones too), bearer tokens.
-_KEY_PATTERNS = re.compile(r"sk-[A-Za-z0-9_\-*.]{4,}|(?<=Bearer )[A-Za-z0-9._\-~+/=]{8,}")
-
-
-def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """`text` with every given secret and every key-looking string replaced by `***`."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return _KEY_PATTERNS.sub("***", text)
+class SpeechAdapterError(SpeechError):
+    """The recognizer's adapter broke the speech contract (two finals, a final after a
+    failure, pieces of text instead of the whole text, an unexpected exception, no
+    answer at all); `SpeechClient` caught it. A bug in that adapter, not in the audio."""

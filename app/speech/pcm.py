@@ -1,17 +1,17 @@
-"""The PCM input contract shared by every adapter: checking chunks, closing the source, WAV."""
+"""The PCM input contract `SpeechClient` enforces (checking chunks, closing the source),
+and what adapters share about PCM (WAV wrapping, packets)."""
 
 from __future__ import annotations
 
-import contextlib
 import io
+import logging
 import wave
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, Callable
 
+from app.audio.format import SAMPLE_RATE, SAMPLE_WIDTH
 from app.speech.errors import SpeechInputError
 
-SAMPLE_RATE = 16_000
-SAMPLE_WIDTH = 2
-BYTES_PER_SECOND = SAMPLE_RATE * SAMPLE_WIDTH
+log = logging.getLogger(__name__)
 
 
 def check_chunk(chunk: bytes) -> bytes:
@@ -36,26 +36,86 @@ def check_chunk(chunk: bytes) -> bytes:
     return data
 
 
-@contextlib.asynccontextmanager
-async def pcm_input(audio: AsyncIterable[bytes]) -> AsyncIterator[AsyncIterator[bytes]]:
-    """The chunks of `audio`, each checked, for the length of the block; then the
-    source is closed, however the block ends and even if it was never read.
+class CheckedAudio:
+    """The chunks of a source, each checked, as the adapter reads them; it records how
+    the source ended (`ended`, `error`) and tells `on_wait` when a reader starts and
+    stops waiting for a chunk, so the client knows when the adapter is busy.
 
-    Closing matters when the consumer stops early: a microphone source must learn
-    that nobody listens any more, at once rather than whenever it is collected.
+    After a failure every further read fails the same way: an adapter that swallowed
+    the error cannot read on as if the audio were fine.
     """
-    source = aiter(audio)
-    checked = _checked(source)
-    try:
-        yield checked
-    finally:
-        await checked.aclose()
-        await aclose_quietly(source)
 
+    def __init__(
+        self, source: AsyncIterable[bytes], on_wait: Callable[[bool], None] | None = None
+    ) -> None:
+        self._source = aiter(source)
+        self._on_wait = on_wait
+        self._waiting = 0
+        self._closed = False
+        self._held: bytes | None = None  # the first chunk, read ahead by `has_audio`
+        self.ended = False
+        self.error: Exception | None = None
 
-async def _checked(source: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
-    async for chunk in source:
-        yield check_chunk(chunk)
+    @property
+    def waiting(self) -> bool:
+        """Whether a reader is waiting for the next chunk right now."""
+        return self._waiting > 0
+
+    def __aiter__(self) -> CheckedAudio:
+        return self
+
+    async def has_audio(self) -> bool:
+        """Whether the source gives any audio: its first chunk is read (and checked) ahead
+        and is the first one a reader then gets."""
+        if self._held is None:
+            try:
+                self._held = await self.__anext__()
+            except StopAsyncIteration:
+                return False
+        return True
+
+    async def __anext__(self) -> bytes:
+        if self._held is not None:
+            chunk, self._held = self._held, None
+            return chunk
+        if self.error is not None:
+            raise self.error
+        if self.ended or self._closed:
+            raise StopAsyncIteration
+        self._set_waiting(+1)
+        try:
+            chunk = await anext(self._source)
+        except StopAsyncIteration:
+            self.ended = True
+            raise
+        except Exception as exc:  # a cancelled read is no failure of the audio
+            self.error = exc
+            raise
+        finally:
+            self._set_waiting(-1)
+        try:
+            return check_chunk(chunk)
+        except SpeechInputError as exc:
+            self.error = exc
+            raise
+
+    def _set_waiting(self, change: int) -> None:
+        before = self._waiting > 0
+        self._waiting += change
+        if self._on_wait is not None and (self._waiting > 0) != before:
+            self._on_wait(self._waiting > 0)
+
+    async def aclose(self) -> None:
+        """Close the source (a microphone learns at once that nobody listens any more)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await aclose_quietly(self._source)
+        except RuntimeError:
+            # A reader the adapter left running is inside the source right now; the
+            # source then ends when that reader is collected.
+            log.warning("the audio source was still being read when the recognizer ended")
 
 
 async def aclose_quietly(source: object) -> None:

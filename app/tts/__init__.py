@@ -1,8 +1,10 @@
 """Speech synthesis engines behind one protocol: text in, PCM out.
 
-Engines: `pyttsx3` (the system voice: espeak-ng, SAPI5, NSSS), `hibari` (an offline
-neural voice whose model ships in its PyPI package) and `openai_speech` (any
-OpenAI-compatible `/audio/speech` server). `create_tts_engine(settings.tts)` picks one.
+Engines: `auto` (the default: hibari for Latin-alphabet sentences, the system voice for
+other scripts and when hibari cannot load), `pyttsx3` (the system voice: espeak-ng,
+SAPI5, NSSS), `hibari` (an offline neural voice whose model ships in its PyPI package)
+and `openai_speech` (any OpenAI-compatible `/audio/speech` server).
+`create_tts_engine(settings.tts)` picks one.
 
 TTSError                 a sentence could not be synthesised (the turn goes on)
 └── TTSUnavailableError  the engine cannot run at all (missing voice, package or key)

@@ -3,18 +3,35 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from app.config import TTSSettings
 from app.tts.engine import TTSEngine
 
 
-def create_tts_engine(settings: TTSSettings) -> TTSEngine:
-    """`pyttsx3`, `hibari` or `openai_speech`, with the configured voice and rate.
+def create_tts_engine(
+    settings: TTSSettings, *, on_notice: Callable[[str], None] | None = None
+) -> TTSEngine:
+    """`auto`, `pyttsx3`, `hibari` or `openai_speech`, with the configured voice and rate.
 
     Nothing blocks here: hibari starts loading on its own thread at once, the others
-    on first use (or `load()`). An OpenAI endpoint without a configured key uses
-    `OPENAI_API_KEY`.
+    on first use (or `load()`). `auto` is hibari for Latin-alphabet sentences and the
+    system voice for the rest (`app.tts.auto_voice`); with a system voice named in
+    `voice` it is the system voice alone. `on_notice` hears, in words, that hibari
+    could not load and the system voice speaks instead. An OpenAI endpoint without a
+    configured key uses `OPENAI_API_KEY`.
     """
+    if settings.engine == "auto":
+        from app.tts.hibari_engine import hibari_voice_names
+
+        names = hibari_voice_names()
+        if settings.voice is None or settings.voice in names:
+            from app.tts.auto_voice import AutoVoice
+            from app.tts.pyttsx3_engine import Pyttsx3Engine
+
+            neural = create_tts_engine(settings.model_copy(update={"engine": "hibari"}))
+            system = Pyttsx3Engine(rate=settings.rate)
+            return AutoVoice(neural, system, neural_voices=names, on_notice=on_notice)
     if settings.engine == "hibari":
         from app.tts.hibari_engine import HibariEngine
 

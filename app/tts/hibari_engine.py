@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import importlib.util
+import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,6 +35,19 @@ _T = TypeVar("_T")
 
 def hibari_installed() -> bool:
     return importlib.util.find_spec("hibari") is not None
+
+
+def hibari_voice_names() -> frozenset[str]:
+    """The names of hibari's voices, read from its registry file without importing it
+    (importing hibari brings onnxruntime); empty when it is not installed."""
+    spec = importlib.util.find_spec("hibari")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        try:
+            registry = json.loads((Path(folder) / "assets" / "voices.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            continue
+        return frozenset(registry)
+    return frozenset()
 
 
 class HibariEngine:

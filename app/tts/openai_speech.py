@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from app.http_bodies import BodyTooLarge, read_body
 from app.tts.audio_files import WavStreamReader
 from app.tts.engine import (
     SynthesizedAudio,
@@ -40,6 +41,10 @@ _KOKORO_LANGUAGES = {
 _PCM_TYPES = {"audio/pcm", "audio/l16", "audio/raw", "application/octet-stream", ""}
 _WAV_TYPES = {"audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"}
 _MIN_CHUNK_BYTES = 2 * PCM_SAMPLE_RATE // 50  # 20 ms: do not hand out slivers
+# What is read of one answer: no sentence lasts ten minutes (at 48 kHz), no error
+# message or voice list is a megabyte.
+MAX_SENTENCE_AUDIO_BYTES = 10 * 60 * 48_000 * 2
+MAX_TEXT_BYTES = 1024 * 1024
 
 
 def is_openai(endpoint: str) -> bool:
@@ -142,7 +147,7 @@ class OpenAISpeechEngine:
     async def _audio_chunks(self, response: httpx.Response) -> AsyncIterator[SynthesizedAudio]:
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type.startswith(("application/json", "text/")):
-            body = await response.aread()
+            body = await read_body(response, MAX_TEXT_BYTES, cut=True)
             raise TTSError(
                 self._clean(
                     f"the speech server answered with {content_type}, not audio"
@@ -159,7 +164,14 @@ class OpenAISpeechEngine:
         head = b""
         pending = b""
         sample_rate = PCM_SAMPLE_RATE
+        received = 0
         async for data in response.aiter_bytes():
+            received += len(data)
+            if received > MAX_SENTENCE_AUDIO_BYTES:
+                raise TTSError(
+                    "the speech server sent more than ten minutes of audio for one sentence; "
+                    "it was stopped"
+                )
             if not decided:
                 head += data
                 if len(head) < 4:
@@ -186,7 +198,7 @@ class OpenAISpeechEngine:
             yield SynthesizedAudio(pending[: len(pending) - len(pending) % 2], sample_rate)
 
     async def _error_for(self, response: httpx.Response) -> TTSError:
-        body = await response.aread()
+        body = await read_body(response, MAX_TEXT_BYTES, cut=True)
         status = response.status_code
         detail = _message(body)
         said = f": {detail}" if detail else ""
@@ -217,14 +229,15 @@ class OpenAISpeechEngine:
         OpenAI's voices."""
         if not is_openai(self.endpoint):
             try:
-                response = await self._http().get(
-                    f"{self.endpoint}/audio/voices", headers=self._headers()
-                )
-                if response.status_code == 200:
-                    listed = _parse_voices(response.json())
-                    if listed:
-                        return listed
-            except (httpx.HTTPError, ValueError):
+                async with self._http().stream(
+                    "GET", f"{self.endpoint}/audio/voices", headers=self._headers()
+                ) as response:
+                    ok = response.status_code == 200
+                    body = await read_body(response, MAX_TEXT_BYTES) if ok else b""
+                listed = _parse_voices(json.loads(body)) if ok else []
+                if listed:
+                    return listed
+            except (httpx.HTTPError, ValueError, BodyTooLarge):
                 pass
         return [Voice(id=v, name=v.capitalize(), languages=("en",)) for v in OPENAI_VOICES]
 

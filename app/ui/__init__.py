@@ -1,7 +1,7 @@
 """The Qt desktop shell: the main window, the desktop pet, the tray, and `run_window`.
 
 This is the only package that imports Qt. The window presents a session's events
-and calls its few public methods; the session does the work. The pet and the tray
+and calls the members `SessionPort` declares; the session does the work. The pet and the tray
 are imported on first use: they come after the window shows.
 """
 
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from app.ui.app import SessionLike, Shell, protect_none_from_binding_refcount_bug, run_window
 from app.ui.avatar_widget import AvatarWidget
 from app.ui.main_window import MainWindow, TranscriptEntry, TranscriptView
+from app.ui.session_port import SessionPort
 
 if TYPE_CHECKING:
     from app.ui.pet import PetWindow
@@ -48,6 +49,7 @@ __all__ = [
     "MainWindow",
     "PetWindow",
     "SessionLike",
+    "SessionPort",
     "Shell",
     "TranscriptEntry",
     "TranscriptView",

@@ -14,17 +14,21 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
+    QCursor,
     QHideEvent,
     QImage,
     QLinearGradient,
+    QMouseEvent,
     QPainter,
     QPainterPath,
     QPaintEvent,
     QPixmap,
+    QRegion,
     QResizeEvent,
     QShowEvent,
 )
@@ -33,6 +37,11 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from app.avatar.pack import AvatarPack
 from app.avatar.state import EXPRESSIONS, ExpressionState
 from app.ui.sprites import Sprites, load_sprites_or_default
+
+if TYPE_CHECKING:  # the Live2D parts load only when a model is shown
+    from app.avatar.live2d_model import Live2DModel
+    from app.config.models import Live2DSettings
+    from app.ui.live2d_face import Live2DFace
 
 FRAME_MS = 33  # while something moves quickly: blinking, talking, changing face
 IDLE_FRAME_MS = 80  # the slow idle bob needs no more
@@ -48,6 +57,8 @@ FADE_S = 0.12  # cross-fade between two faces
 WEAK_INTENSITY = 0.3  # a fainter expression than this shows the face at rest
 BOB_PERIOD_S = 3.6
 BOB_PX = 3.0  # in frame pixels
+CLICK_SLOP_PX = 6  # a press and release this close together are a click
+CARD_RADIUS = 16
 
 Face = tuple[str, str]  # (expression, frame kind: closed / half / open)
 
@@ -81,6 +92,10 @@ class AvatarWidget(QWidget):
         self._fade_from = 0.0
         self._last_frame = time.monotonic()
         self._layers: _Layers | None = None
+        self._live2d: Live2DFace | None = None  # the user's Live2D model, when shown
+        self.background = True  # the pet shows a Live2D model on nothing at all
+        self.taps_on_click = True  # the pet, which drags on a press, taps by itself
+        self._pressed_at: QPointF | None = None
         self._timer = QTimer(self)
         self._timer.setInterval(FRAME_MS)
         self._timer.timeout.connect(self._on_frame)
@@ -99,18 +114,60 @@ class AvatarWidget(QWidget):
 
     @property
     def expressions(self) -> tuple[str, ...]:
-        """The expressions this pack can show."""
-        return self._sprites.expressions
+        """The expressions this avatar can show (its Live2D model's, or its pack's)."""
+        return self._live2d.expressions if self._live2d is not None else self._sprites.expressions
+
+    @property
+    def live2d(self) -> Live2DFace | None:
+        """The Live2D model shown instead of the sprites; None when the sprites show."""
+        return self._live2d
+
+    def set_live2d(
+        self, model: Live2DModel | None, view: Live2DSettings | None = None, *, animate: bool = True
+    ) -> str | None:
+        """Show a Live2D model instead of the sprites (None: the sprites again); returns
+        why it cannot be drawn (the sprites show then), in words. `animate=False`: no idle
+        motion, blinking or breathing (one exact frame)."""
+        from app.ui.live2d_face import open_face
+
+        if self._live2d is not None:
+            self._live2d.close()
+            self._live2d = None
+        problem = None
+        if model is not None:
+            self._live2d, problem = open_face(model, view, animate=animate)
+        self._art_changed()
+        return problem
+
+    def set_live2d_view(self, view: Live2DSettings) -> None:
+        """The Live2D model's scale, place, frame rate and mouse following, at once."""
+        if self._live2d is not None:
+            self._live2d.set_view(view)
+            self._timer.setInterval(self._frame_ms())
+
+    def opaque_region(self) -> QRegion | None:
+        """Where the Live2D model covers the widget (None: the sprites cover all of it)."""
+        return self._live2d.opaque_region() if self._live2d is not None else None
+
+    def tap(self, point: QPointF) -> bool:
+        """A click at `point`: a Live2D model on it plays its Tap motion (True)."""
+        return self._live2d is not None and self._live2d.tap(point)
 
     def set_pack(self, pack: AvatarPack | Path | str | None) -> str | None:
         """Show another pack (None: the default); returns a notice if it fell back."""
         self._sprites, self._pack_problem = load_sprites_or_default(pack)
-        self._state.expressions = self._sprites.expressions
-        if self._state.current not in self._sprites.pack:
+        self._art_changed()
+        return self._pack_problem
+
+    def _art_changed(self) -> None:
+        """The sprites or the Live2D model changed: the expressions they have, the frame rate."""
+        self._state.expressions = self.expressions
+        if self._state.current not in self.expressions:
             self._state.set("neutral")
+        self._show_live2d()
+        self._timer.setInterval(self._frame_ms())
         self._layers = None
         self.update()
-        return self._pack_problem
 
     # -- what to show ----------------------------------------------------------------
 
@@ -122,9 +179,13 @@ class AvatarWidget(QWidget):
     @property
     def shown_expression(self) -> str:
         """What the face shows now: the thinking look while thinking, else `expression`."""
-        if self._thinking and "thinking" in self._sprites.pack:
+        if self._thinking and "thinking" in self._art:
             return "thinking"
         return self._state.current
+
+    @property
+    def _art(self) -> Live2DFace | AvatarPack:
+        return self._live2d if self._live2d is not None else self._sprites.pack
 
     @property
     def thinking(self) -> bool:
@@ -155,11 +216,12 @@ class AvatarWidget(QWidget):
     def set_expression(self, expression: str, intensity: float = 1.0) -> bool:
         """Show `expression` until told otherwise; unknown names are ignored (returns False)."""
         intensity = min(1.0, max(0.0, intensity))
-        if expression not in self._sprites.pack:
+        if expression not in self._art:
             return False
         self._state.set(expression, intensity)
         self._busy_until = self._clock + BUSY_AFTER_CHANGE_S
         self._sync_face()  # the cross-fade starts now, not at the next frame
+        self._show_live2d()
         self.update()
         return True
 
@@ -168,6 +230,7 @@ class AvatarWidget(QWidget):
             self._busy_until = self._clock + BUSY_AFTER_CHANGE_S
         self._thinking = thinking
         self._sync_face()
+        self._show_live2d()
         self.update()
 
     def set_mouth_level(self, level: float) -> None:
@@ -205,6 +268,9 @@ class AvatarWidget(QWidget):
         if self._mouth_target == 0.0 and self._mouth < 0.01:
             self._mouth = 0.0
         self._sync_face()
+        if self._live2d is not None:
+            look = QPointF(self.mapFromGlobal(QCursor.pos())) if self.isVisible() else None
+            self._live2d.step(dt, self._mouth, look, self.size())
 
     def _blink_interval(self) -> float:
         if self._rng.random() < 0.12:  # now and then a quick double blink, as people do
@@ -221,6 +287,16 @@ class AvatarWidget(QWidget):
             expression = "neutral"
         return expression, self.mouth_state
 
+    def _show_live2d(self) -> None:
+        """The Live2D model shows what the face shows (the thinking look, a weak one...)."""
+        if self._live2d is not None:
+            expression = self._target_face()[0]
+            same = expression == self._state.current
+            self._live2d.show(expression, self._state.intensity if same else 1.0)
+
+    def _frame_ms(self) -> int:
+        return self._live2d.frame_ms if self._live2d is not None else FRAME_MS
+
     def _sync_face(self) -> None:
         face = self._target_face()
         if face[0] != self._face[0]:  # a new expression fades in; mouth frames just switch
@@ -232,7 +308,8 @@ class AvatarWidget(QWidget):
         self.step(now - self._last_frame)
         self._last_frame = now
         busy = self._clock < self._busy_until or self.is_blinking or self._mouth > 0.01
-        interval = FRAME_MS if busy else IDLE_FRAME_MS  # spare the CPU when little moves
+        # Spare the CPU when little moves (a Live2D model's idle motion never stops).
+        interval = self._frame_ms() if busy or self._live2d else IDLE_FRAME_MS
         if self._timer.interval() != interval:
             self._timer.setInterval(interval)
         self.update()
@@ -245,6 +322,21 @@ class AvatarWidget(QWidget):
     def hideEvent(self, event: QHideEvent) -> None:
         self._timer.stop()  # no repainting, no CPU, while nobody can see it
         super().hideEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        left = event.button() == Qt.MouseButton.LeftButton
+        if self.taps_on_click and self._live2d is not None and left:
+            self._pressed_at = event.position()
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        pressed, self._pressed_at = self._pressed_at, None
+        if pressed is None:
+            super().mouseReleaseEvent(event)
+        elif (event.position() - pressed).manhattanLength() < CLICK_SLOP_PX:
+            self.tap(event.position())
 
     # -- drawing ---------------------------------------------------------------------
 
@@ -276,6 +368,14 @@ class AvatarWidget(QWidget):
         # two pixmap blits.
         self._sync_face()
         layers = self._cached_layers(rect, ratio)
+        if self._live2d is not None:
+            if self.background:
+                p.drawPixmap(rect.topLeft(), layers.background)
+                card = QPainterPath()
+                card.addRoundedRect(rect, CARD_RADIUS, CARD_RADIUS)
+                p.setClipPath(card)  # the model stays inside the card's rounded corners
+            self._live2d.paint(p, rect, ratio)
+            return
         p.drawPixmap(rect.topLeft(), layers.background)
         bob = math.sin(self._clock * 2 * math.pi / BOB_PERIOD_S) * BOB_PX * layers.scale
         top_left = layers.target.topLeft() + QPointF(0, bob)
@@ -339,7 +439,7 @@ class _Layers:
             p.setRenderHint(QPainter.RenderHint.Antialiasing)
             local = QRectF(0, 0, rect.width(), rect.height())
             frame = QPainterPath()
-            frame.addRoundedRect(local, 16, 16)
+            frame.addRoundedRect(local, CARD_RADIUS, CARD_RADIUS)
             p.setClipPath(frame)
             _paint_background(p, local)
         finally:

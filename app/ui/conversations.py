@@ -1,17 +1,17 @@
 """The conversations side list: start, switch, rename and delete conversations.
 
-It only presents: every change goes through the session (which goes through its
-`ConversationStorage`), and the list is re-read from the session afterwards, so
-what it shows is what is on disk.
+It only presents: every change goes through the session (its `SessionPort` members;
+the session goes through its `ConversationStorage`), and the list is re-read from the
+session afterwards, so what it shows is what is on disk.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from PySide6.QtCore import QPoint, Qt, Signal
+from PySide6.QtCore import QPoint, QSize, Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QInputDialog,
@@ -27,29 +27,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.agent.storage import ConversationInfo
+from app.ui.session_port import SessionPort
 
 log = logging.getLogger(__name__)
 
 UID_ROLE = Qt.ItemDataRole.UserRole
-
-
-@runtime_checkable
-class ConversationsLike(Protocol):
-    """What the list needs from the session (`VoiceSession` has all of it)."""
-
-    @property
-    def conversation_id(self) -> str: ...
-
-    def conversations(self) -> list[ConversationInfo]: ...
-
-    async def new_conversation(self) -> str: ...
-
-    async def switch_conversation(self, uid: str) -> None: ...
-
-    def rename_conversation(self, uid: str, title: str) -> None: ...
-
-    async def delete_conversation(self, uid: str) -> None: ...
-
 
 Spawn = Callable[[Coroutine[Any, Any, object], str], None]
 
@@ -60,9 +42,7 @@ class ConversationList(QWidget):
 
     failed = Signal(str)  # an action that failed, in words (the window shows it)
 
-    def __init__(
-        self, session: ConversationsLike, spawn: Spawn, parent: QWidget | None = None
-    ) -> None:
+    def __init__(self, session: SessionPort, spawn: Spawn, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("conversations")
         self._session = session
@@ -84,6 +64,11 @@ class ConversationList(QWidget):
         box.addLayout(header)
         self.list = QListWidget()
         self.list.setObjectName("conversationList")
+        # A long title is cut with "…" (the whole title is in its tooltip), never
+        # scrolled sideways.
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setWordWrap(False)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._menu)
         self.list.itemActivated.connect(self._activated)
@@ -111,6 +96,9 @@ class ConversationList(QWidget):
                 item.setData(UID_ROLE, info.uid)
                 item.setToolTip(self._label(info))
                 self.list.addItem(item)
+                # No wider than the list, whatever the title: the view then elides it.
+                height = self.list.sizeHintForIndex(self.list.indexFromItem(item)).height()
+                item.setSizeHint(QSize(1, height))
                 if info.uid == current:
                     self.list.setCurrentItem(item)
         finally:

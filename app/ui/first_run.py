@@ -2,18 +2,19 @@
 embedded models, explain the screenshot permission, and let the user pick the
 embedded chat model or a hosted one. Finishing it sets `[ui] first_run_done`.
 
-The checks run one by one on a worker thread and report progress through a Qt
-signal; the microphone, speaker and model tests are the settings dialog's
-(`app.ui.checks`), run as tasks on the qasync loop. The guide is not modal: the
-conversation window and the loop keep running while it is open.
+The checks (`app.checks`) run one by one on a worker thread and report progress
+through a Qt signal; the microphone, speaker and model tests are the settings
+dialog's (`app.ui.checks`), run as tasks on the qasync loop. The guide is not
+modal: the conversation window and the loop keep running while it is open.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import SecretStr
 from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
@@ -33,38 +34,40 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.checks import SYSTEM_CHECKS, CheckResult, SystemCheck, run_check
 from app.config import Settings, save_settings
 from app.ui.checks import (
-    CheckResult,
     MicCheck,
     ModelCheck,
-    SystemCheck,
     VoiceCheck,
     check_system,
-    system_checks,
+    shown,
     weak_getter,
 )
-from app.ui.settings_dialog import (
+from app.ui.settings_dialog import settings_to_save
+from app.ui.settings_editors import EMBEDDED_DEFAULT, embedded_choice_box
+from app.ui.settings_fields import (
     EMBEDDED,
     NEEDS_BASE_URL,
     PROVIDERS,
     TAKES_BASE_URL,
     key_kept_text,
-    settings_to_save,
+    provider_label,
 )
 
 log = logging.getLogger(__name__)
 
-EMBEDDED_MODEL = "local/smollm2"
+EMBEDDED_MODEL = f"{EMBEDDED}/{EMBEDDED_DEFAULT}"
 
 
 def screenshot_text() -> str:
     return QCoreApplication.translate(
         "FirstRunGuide",
         "Companion can look at your screen when you ask it to (“what do you think of "
-        "this?”). It takes a screenshot only when the model asks for one, you always see "
-        "a notice when it happens, and the picture stays on this computer unless you use "
-        "a hosted model. If you prefer, it can ask you before every screenshot.",
+        "this?”). It takes a screenshot only when you ask about your screen or the model "
+        "asks for one, you always see a notice when it happens, and the picture stays on "
+        "this computer unless you use a hosted model. If you prefer, it can ask you "
+        "before every screenshot.",
     )
 
 
@@ -100,9 +103,10 @@ class FirstRunGuide(QDialog):
         self.setMinimumWidth(520)
         self.settings = settings
         self._original = settings.model_copy(deep=True)
-        self._checks = list(checks) if checks is not None else system_checks()
+        self._checks = list(checks if checks is not None else SYSTEM_CHECKS)
         self._save = save
         self.check_results: list[CheckResult] = []
+        self.chat_model_changed = False  # set by finish(): another model (or its key, address)
         self._check_thread: threading.Thread | None = None
         self._closed = threading.Event()
 
@@ -150,12 +154,35 @@ class FirstRunGuide(QDialog):
         box.addWidget(QLabel(self.tr("Try them: speak, and you will hear yourself back.")))
         live = weak_getter(self, FirstRunGuide._live_settings)
         self.mic_check = MicCheck(live)
-        self.voice_check = VoiceCheck(live)
-        self.voice_check.button.setText(self.tr("Play a sample (speaker)"))
         box.addWidget(self.mic_check)
-        box.addWidget(self.voice_check)
+        self._voice_choice(box)
         box.addStretch(1)
         return page
+
+    def _voice_choice(self, box: QVBoxLayout) -> None:
+        """The two voices, each with a sample to play: the natural one (hibari, with the
+        system voice for other languages) and the system's own."""
+        box.addWidget(QLabel(self.tr("Pick the companion's voice (play both to compare):")))
+        self.use_natural_voice = QRadioButton(
+            self.tr("Natural voice: offline, for English (other languages use the system voice)")
+        )
+        self.use_system_voice = QRadioButton(self.tr("System voice: the computer's own speech"))
+        system = self.settings.tts.engine == "pyttsx3"
+        self.use_system_voice.setChecked(system)
+        self.use_natural_voice.setChecked(not system)
+        self.voice_check = VoiceCheck(weak_getter(self, FirstRunGuide._natural_voice_settings))
+        self.voice_check.button.setText(self.tr("Play the natural voice"))
+        self.system_voice_check = VoiceCheck(
+            weak_getter(self, FirstRunGuide._system_voice_settings)
+        )
+        self.system_voice_check.setObjectName("systemVoiceCheck")
+        self.system_voice_check.button.setText(self.tr("Play the system voice"))
+        for choice, check in (
+            (self.use_natural_voice, self.voice_check),
+            (self.use_system_voice, self.system_voice_check),
+        ):
+            box.addWidget(choice)
+            box.addWidget(check)
 
     def _screenshot_page(self) -> QWidget:
         page = QWidget()
@@ -175,21 +202,39 @@ class FirstRunGuide(QDialog):
         page = QWidget()
         box = QVBoxLayout(page)
         box.addWidget(QLabel(self.tr("<h3>Who does the thinking?</h3>")))
-        self.use_embedded = QRadioButton(self.tr("The embedded model: offline, private, small"))
+        self.use_embedded = QRadioButton(self.tr("An embedded model: offline and private"))
         self.use_hosted = QRadioButton(self.tr("A hosted model (needs an account and a key)"))
         chat = self.settings.chat
         hosted = not chat.model.startswith(EMBEDDED + "/")
         self.use_hosted.setChecked(hosted)
         self.use_embedded.setChecked(not hosted)
+        self.embedded_model = embedded_choice_box()
+        current = chat.model.partition("/")[2] if not hosted else EMBEDDED_DEFAULT
+        self.embedded_model.setCurrentIndex(max(self.embedded_model.findData(current), 0))
+        embedded_row = QHBoxLayout()
+        embedded_row.setContentsMargins(24, 0, 0, 0)
+        embedded_row.addWidget(self.embedded_model)
+        embedded_row.addStretch(1)
         box.addWidget(self.use_embedded)
+        box.addLayout(embedded_row)
         box.addWidget(self.use_hosted)
+        self.hosted_note = QLabel(
+            self.tr(
+                "These are for a hosted model only: choose “A hosted model” above to fill "
+                "them in. The embedded model needs no name, address or key."
+            )
+        )
+        self.hosted_note.setObjectName("hostedNote")
+        self.hosted_note.setWordWrap(True)
+        self.hosted_note.setContentsMargins(24, 0, 0, 0)
+        box.addWidget(self.hosted_note)
         self.hosted_form = QWidget()
         form = QFormLayout(self.hosted_form)
         provider, _, name = chat.model.partition("/")
         self.provider = QComboBox()
         for value in PROVIDERS:
             if value != EMBEDDED:
-                self.provider.addItem(value, value)
+                self.provider.addItem(provider_label(value), value)
         self.provider.setCurrentIndex(max(self.provider.findData(provider), 0))
         self.model_name = QLineEdit(name if hosted else "")
         self.model_name.setPlaceholderText(self.tr("for example gpt-4o-mini"))
@@ -225,6 +270,8 @@ class FirstRunGuide(QDialog):
     def _on_choice_changed(self) -> None:
         hosted = self.use_hosted.isChecked()
         self.hosted_form.setEnabled(hosted)
+        self.hosted_note.setVisible(not hosted)
+        self.embedded_model.setEnabled(not hosted)
         self.base_url.setEnabled(hosted and self.provider.currentData() in TAKES_BASE_URL)
 
     # -- checks ----------------------------------------------------------------------------
@@ -246,11 +293,9 @@ class FirstRunGuide(QDialog):
                 for index, (name, check) in enumerate(todo):
                     if closed.is_set():
                         return
-                    signals.started.emit(index, len(todo), name)
-                    try:
-                        result = CheckResult(name, True, check(settings))
-                    except Exception as exc:  # a failed check, in words
-                        result = CheckResult(name, False, str(exc).strip() or type(exc).__name__)
+                    title = shown(name)
+                    signals.started.emit(index, len(todo), title)
+                    result = run_check(title, functools.partial(check, settings), show=shown)
                     results.append(result)
                     signals.done.emit(len(results), len(todo), result)
                 signals.finished.emit()
@@ -276,6 +321,9 @@ class FirstRunGuide(QDialog):
         self.show_checks(self.check_results)
 
     def _on_checks_finished(self) -> None:
+        log.info(
+            "first-run checks: %s", "; ".join(f"{r.name}: {r.text}" for r in self.check_results)
+        )
         self.checks_finished.emit()
         failed = [r for r in self.check_results if not r.ok]
         if failed:
@@ -293,7 +341,7 @@ class FirstRunGuide(QDialog):
         lines = []
         for result in results:
             mark = "✔" if result.ok else "⚠"
-            lines.append(f"{mark} <b>{result.name}</b>: {result.detail}")
+            lines.append(f"{mark} <b>{result.name}</b>: {result.text}")
         self.checks_label.setText("<br>".join(lines))
 
     def showEvent(self, event: Any) -> None:
@@ -303,7 +351,7 @@ class FirstRunGuide(QDialog):
 
     def done(self, result: int) -> None:
         self._closed.set()
-        for check in (self.mic_check, self.voice_check, self.model_check):
+        for check in (self.mic_check, self.voice_check, self.system_voice_check, self.model_check):
             check.cancel()
         super().done(result)
 
@@ -345,13 +393,24 @@ class FirstRunGuide(QDialog):
             if key:
                 chat.api_key = SecretStr(key)
         else:
-            if not chat.model.startswith(EMBEDDED + "/"):
-                chat.model = EMBEDDED_MODEL
+            chosen = self.embedded_model.currentData() or EMBEDDED_DEFAULT
+            chat.model = f"{EMBEDDED}/{chosen}"
             chat.base_url = None
         return None
 
     def _live_settings(self) -> Settings:
         return self.settings
+
+    def _voice_settings(self, engine: Literal["auto", "pyttsx3"]) -> Settings:
+        trial = self.settings.model_copy(deep=True)
+        trial.tts.engine = engine
+        return trial
+
+    def _natural_voice_settings(self) -> Settings:
+        return self._voice_settings("auto")
+
+    def _system_voice_settings(self) -> Settings:
+        return self._voice_settings("pyttsx3")
 
     def _chosen_settings(self) -> Settings | None:
         """The settings with the model chosen on the page (for its Test button)."""
@@ -368,7 +427,12 @@ class FirstRunGuide(QDialog):
             self.model_error.setText(problem)
             return
         self._apply_choice(self.settings)
+        self.chat_model_changed = _route(self.settings) != _route(self._original)
         self.settings.agent.confirm_screenshots = self.ask_screenshots.isChecked()
+        if self.use_system_voice.isChecked():
+            self.settings.tts.engine = "pyttsx3"
+        elif self.settings.tts.engine == "pyttsx3":
+            self.settings.tts.engine = "auto"
         self.settings.ui.first_run_done = True
         if self._save is not None:
             try:
@@ -379,6 +443,19 @@ class FirstRunGuide(QDialog):
                 )
                 return
         self.accept()
+
+    def done_notice(self) -> str:
+        """What the window says once the guide is finished."""
+        if self.chat_model_changed:
+            return self.tr("All set. The new chat model is used when Companion restarts.")
+        return self.tr("All set. Say hello, or type to the companion below.")
+
+
+def _route(settings: Settings) -> tuple[str, str | None, str | None]:
+    """What decides which chat model answers: its name, its server, its key."""
+    chat = settings.chat
+    key = chat.api_key.get_secret_value() if chat.api_key is not None else None
+    return chat.model, chat.base_url, key
 
 
 __all__ = ["CheckResult", "FirstRunGuide", "check_system", "screenshot_text"]

@@ -22,11 +22,9 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal, Slot
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import QWidget
 
-from app.events import MicStateChanged, SessionEvent
-
 if TYPE_CHECKING:
     from app.config import UiSettings
-    from app.ui.app import SessionLike
+    from app.ui.session_port import SessionPort
 
 log = logging.getLogger(__name__)
 
@@ -54,29 +52,22 @@ def _tr(text: str) -> str:
 class KeyActions:
     """What the keys do to the session; every call comes on the Qt thread.
 
-    Mute toggles between "muted" and the mode the user had before (through
-    `set_mic_mode` when the session has one, else `set_mic_enabled`)."""
+    Mute toggles between "muted" and the mode the user had before."""
 
     def __init__(
-        self, session: SessionLike, *, notify: Callable[[str], None] | None = None
+        self, session: SessionPort, *, notify: Callable[[str], None] | None = None
     ) -> None:
         self.session = session
         self._notify = notify
-        self._mic_enabled = True
         self._mode_before_mute = "always_on"
         self._told_ptt_mode = False
         self.ptt_held = False
-
-    def present(self, event: SessionEvent) -> None:
-        if isinstance(event, MicStateChanged):
-            self._mic_enabled = event.enabled
 
     def push_to_talk(self, pressed: bool) -> None:
         if pressed == self.ptt_held:
             return  # key repeat, or a release without a press
         self.ptt_held = pressed
-        mode = getattr(self.session, "mic_mode", None)
-        if pressed and isinstance(mode, str) and mode != PUSH_TO_TALK and not self._told_ptt_mode:
+        if pressed and self.session.mic_mode != PUSH_TO_TALK and not self._told_ptt_mode:
             self._told_ptt_mode = True
             self._say(
                 _tr(
@@ -84,25 +75,18 @@ class KeyActions:
                     "“push to talk”. Switch the mode to use it."
                 )
             )
-        setter = getattr(self.session, "set_push_to_talk", None)
-        if callable(setter):
-            self._call(setter, pressed)
+        self._call(self.session.set_push_to_talk, pressed)
 
     def interrupt(self) -> None:
         self._call(self.session.interrupt)
 
     def toggle_mute(self) -> None:
-        mode = getattr(self.session, "mic_mode", None)
-        set_mode = getattr(self.session, "set_mic_mode", None)
-        if isinstance(mode, str) and callable(set_mode):
-            if mode == "muted":
-                self._call(set_mode, self._mode_before_mute)
-            else:
-                self._mode_before_mute = mode
-                self._call(set_mode, "muted")
-            return
-        self._mic_enabled = not self._mic_enabled
-        self._call(self.session.set_mic_enabled, self._mic_enabled)
+        mode = self.session.mic_mode
+        if mode == "muted":
+            self._call(self.session.set_mic_mode, self._mode_before_mute)
+        else:
+            self._mode_before_mute = mode
+            self._call(self.session.set_mic_mode, "muted")
 
     def _call(self, method: Callable[..., object], *args: object) -> None:
         try:

@@ -21,7 +21,7 @@ TRANSLATIONS = "translations"
 
 def translations_dir() -> Path:
     """`assets/translations`, from source or from a frozen bundle."""
-    from app.selftest import asset_path
+    from app.assets import asset_path
 
     return asset_path(TRANSLATIONS)
 

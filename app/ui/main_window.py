@@ -1,7 +1,7 @@
 """The Companion main window: the avatar, the live transcript, the controls and a status line.
 
 The window only presents. It listens to the session's events and calls the
-session's few public methods; all the work happens in the session.
+session's public methods (`SessionPort`); all the work happens in the session.
 
 The window can be shown before its session exists (the session's imports and
 construction take longer than the window): built without one, it says "Starting",
@@ -14,44 +14,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import (
-    QT_TRANSLATE_NOOP,
-    QObject,
-    QPoint,
-    QPointF,
-    QRectF,
-    Qt,
-    QTimer,
-    Signal,
-    Slot,
-)
-from PySide6.QtGui import (
-    QCloseEvent,
-    QColor,
-    QIcon,
-    QKeySequence,
-    QPainter,
-    QPainterPath,
-    QPen,
-    QPixmap,
-    QShortcut,
-)
+from PySide6.QtCore import QObject, QPoint, Qt, Signal, Slot
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QComboBox,
     QFrame,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMainWindow,
     QMenu,
     QMessageBox,
-    QProgressBar,
     QPushButton,
-    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -64,6 +39,7 @@ from app.events import (
     ConversationChanged,
     ExpressionChanged,
     LoadProgress,
+    MemoryChanged,
     MicLevel,
     MicStateChanged,
     MouthLevel,
@@ -77,116 +53,20 @@ from app.events import (
     UserTranscript,
 )
 from app.ui.avatar_widget import AvatarWidget
-from app.ui.controls import LevelMeter, PrivacyPill
+from app.ui.conversation_card import ConversationCard
+from app.ui.mic_controls import MicControls
+from app.ui.session_port import SessionPort
+from app.ui.status_line import StatusLine, describe_error
+from app.ui.style import WINDOW_STYLE
 from app.ui.transcript import TranscriptEntry, TranscriptView
 
 if TYPE_CHECKING:  # the side list comes with a session that has conversations
-    from app.ui.app import SessionLike
     from app.ui.conversations import ConversationList
+    from app.ui.memory_page import MemoryNotice, MemoryPage
 
 log = logging.getLogger(__name__)
 
-NOTICE_SHOWN_MS = 8000  # plain notices fade; errors stay until the next notice
 CAPTURE_PILL_MS = 6000  # how long "screenshot taken" stays up after a capture
-MIC_MODES = (
-    ("always_on", QT_TRANSLATE_NOOP("MainWindow", "Always on")),
-    ("push_to_talk", QT_TRANSLATE_NOOP("MainWindow", "Push to talk")),
-    ("muted", QT_TRANSLATE_NOOP("MainWindow", "Muted")),
-)
-# The session's fixed status details (it speaks English); see `_status_detail`.
-STATUS_DETAIL_TEXTS = (
-    QT_TRANSLATE_NOOP("MainWindow", "loading the speech and chat models"),
-    QT_TRANSLATE_NOOP("MainWindow", "no microphone: type your messages"),
-    QT_TRANSLATE_NOOP("MainWindow", "the microphone is gone: type your messages"),
-    QT_TRANSLATE_NOOP("MainWindow", "interrupted"),
-    QT_TRANSLATE_NOOP("MainWindow", "didn't catch that"),
-)
-STILL_WAITING = re.compile(r"still waiting for (.+) \((\d+) s\)")
-# The status line's words, marked for translation (the session emits `Status` values).
-STATUS_WORDS = {
-    Status.STARTING: QT_TRANSLATE_NOOP("MainWindow", "Starting"),
-    Status.LOADING: QT_TRANSLATE_NOOP("MainWindow", "Loading"),
-    Status.LISTENING: QT_TRANSLATE_NOOP("MainWindow", "Listening"),
-    Status.HEARING: QT_TRANSLATE_NOOP("MainWindow", "Hearing you"),
-    Status.TRANSCRIBING: QT_TRANSLATE_NOOP("MainWindow", "Transcribing"),
-    Status.THINKING: QT_TRANSLATE_NOOP("MainWindow", "Thinking"),
-    Status.SPEAKING: QT_TRANSLATE_NOOP("MainWindow", "Speaking"),
-    Status.MUTED: QT_TRANSLATE_NOOP("MainWindow", "Mic off"),
-    Status.IDLE: QT_TRANSLATE_NOOP("MainWindow", "Ready"),
-    Status.ERROR: QT_TRANSLATE_NOOP("MainWindow", "Error"),
-}
-
-STATUS_COLOURS = {
-    Status.STARTING: "#f59e0b",
-    Status.LOADING: "#f59e0b",
-    Status.LISTENING: "#22a06b",
-    Status.HEARING: "#1f8ef1",
-    Status.TRANSCRIBING: "#1f8ef1",
-    Status.THINKING: "#8b5cf6",
-    Status.SPEAKING: "#ec4899",
-    Status.MUTED: "#9ca3af",
-    Status.IDLE: "#22a06b",
-    Status.ERROR: "#dc2626",
-}
-
-STYLE = """
-QMainWindow, #central { background: #f5f3fb; }
-QLabel { color: #2d2440; }
-#card { background: #ffffff; border: 1px solid #e7e2f3; border-radius: 16px; }
-#cardTitle { font-size: 15px; font-weight: 600; color: #3b2e63; }
-#cardHint { font-size: 12px; color: #a39bb8; }
-#transcript, #transcriptInner { background: transparent; border: none; }
-#placeholder { color: #b3abc6; font-size: 14px; }
-#userBubble { background: #7c5cff; border-radius: 14px; }
-#userBubble[pending="true"] { background: #b3a2ff; }
-#userBubble QLabel { color: #ffffff; background: transparent; }
-#companionBubble { background: #f4f0fe; border: 1px solid #e6defa; border-radius: 14px; }
-#companionBubble QLabel { background: transparent; }
-#caption { font-size: 11px; font-weight: 600; color: #9d94b8; }
-#userBubble #caption { color: #e6defe; }
-QLineEdit { background: #ffffff; border: 1px solid #dcd4f2; border-radius: 19px;
-            padding: 8px 14px; font-size: 14px; color: #2d2440; }
-QLineEdit:focus { border: 1px solid #8b6cf0; }
-QPushButton { border: none; border-radius: 19px; padding: 9px 18px; font-size: 14px;
-              font-weight: 600; background: #ece7fb; color: #3b2e63; }
-QPushButton:hover { background: #e2dafa; }
-QPushButton:disabled { background: #f0eef5; color: #b4afc2; }
-#sendButton { background: #7c5cff; color: #ffffff; }
-#sendButton:hover { background: #6a48f5; }
-#sendButton:disabled { background: #d3c9fc; color: #f6f3ff; }
-#stopButton { background: #ffe4e6; color: #b42335; }
-#stopButton:hover { background: #ffd3d7; }
-#micButton:checked { background: #dcfce7; color: #166534; }
-#micButton[unavailable="true"] { background: #f3f1f6; color: #a19aae; }
-#statusText { color: #4b4363; font-weight: 600; }
-#micNote { color: #b45309; }
-#notice { color: #6b6480; }
-#notice[error="true"] { color: #c62828; font-weight: 600; }
-QScrollBar:vertical { background: transparent; width: 8px; margin: 4px 2px; }
-QScrollBar::handle:vertical { background: #dcd5ef; border-radius: 3px; min-height: 30px; }
-QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical { height: 0; }
-QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical { background: none; }
-QSplitter::handle { background: transparent; }
-#conversationList { background: transparent; border: none; font-size: 13px; outline: 0; }
-#conversationList::item { padding: 6px 8px; border-radius: 8px; color: #3b2e63; }
-#conversationList::item:hover { background: #f1edfb; }
-#conversationList::item:selected { background: #e6defa; color: #2d2440; font-weight: 600; }
-#newConversation { padding: 5px 12px; font-size: 13px; }
-"""
-
-
-def describe_error(exc: BaseException) -> str:
-    """An exception in words for a person: its message, or its kind when it has none."""
-    return str(exc).strip() or type(exc).__name__
-
-
-def _repolish(widget: QWidget) -> None:
-    """Re-apply the style sheet after a dynamic property changed."""
-    widget.style().unpolish(widget)
-    widget.style().polish(widget)
-
-
-# -- the window --------------------------------------------------------------------------
 
 
 class _EventBridge(QObject):
@@ -206,25 +86,22 @@ class MainWindow(QMainWindow):
     quit_requested = Signal()
     hidden_to_tray = Signal()
 
-    def __init__(self, session: SessionLike | None = None, *, title: str = "Companion") -> None:
+    def __init__(self, session: SessionPort | None = None, *, title: str = "Companion") -> None:
         super().__init__()
-        self._session: SessionLike | None = None
+        self._session: SessionPort | None = None
         self._unsubscribe: Callable[[], None] = lambda: None
         self.conversations: ConversationList | None = None
+        self.memory_page: MemoryPage | None = None
+        self.memory_notice: MemoryNotice | None = None
         self.hide_on_close = False
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
         self._last_turn: int | None = None
-        self._mic_on = False
-        self._talking = False
+        self._face = ""
         self.setWindowTitle(title)
-        self.setStyleSheet(STYLE)
+        self.setStyleSheet(WINDOW_STYLE)
         self._build()
         self._size_and_place()
-
-        self._notice_timer = QTimer(self)
-        self._notice_timer.setSingleShot(True)
-        self._notice_timer.timeout.connect(lambda: self._set_notice("", error=False))
 
         self._bridge = _EventBridge(self)
         # Queued: the listener may be called on any thread, and presenting later also
@@ -235,33 +112,43 @@ class MainWindow(QMainWindow):
         else:
             self._show_ready(False)
 
-    def attach_session(self, session: SessionLike) -> None:
+    def attach_session(self, session: SessionPort) -> None:
         """Drive `session` from now on (once): its avatar pack and expressions, its
         conversations in the side list, its history, its mic mode and its events."""
         if self._session is not None:
             raise RuntimeError("the window already has a session")
         self._session = session
-        character = getattr(session, "character", None)
-        self.transcript.companion_name = str(getattr(character, "name", "") or "")
-        pack = getattr(session, "avatar_pack", None)
-        if pack is not None:
-            problem = self.avatar.set_pack(pack)
+        self.transcript.companion_name = session.character.name
+        self.transcript.expressions = session.expressions
+        if session.avatar_pack is not None:
+            problem = self.avatar.set_pack(session.avatar_pack)
             if problem:
                 log.info("avatar pack: %s", problem)
+        self._show_live2d(session)
         self._add_conversations(session)
-        mode = self._session_mode()
-        self.mode_box.setCurrentIndex(self._mode_index(mode))
-        self.talk_button.setVisible(mode == "push_to_talk")
+        self.memory_button.setVisible(session.memory is not None)
+        self.mic.attach(session)
         if not self._closing:
             self._unsubscribe = session.events.subscribe(self._on_session_event)
         self._load_history()
         self._show_ready(True)
 
-    def _add_conversations(self, session: SessionLike) -> None:
-        from app.ui.conversations import ConversationList, ConversationsLike
-
-        if not isinstance(session, ConversationsLike):
+    def _show_live2d(self, session: SessionPort) -> None:
+        """The user's Live2D model in place of the sprites; the one notice when it cannot
+        be drawn (no OpenGL) says why."""
+        if session.live2d_model is None:
             return
+        view = session.settings.avatar.live2d if session.settings is not None else None
+        problem = self.avatar.set_live2d(session.live2d_model, view)
+        if problem:
+            log.warning("Live2D: %s", problem)
+            self.show_notice(problem, error=True)
+
+    def _add_conversations(self, session: SessionPort) -> None:
+        if not session.conversation_id:
+            return  # a stand-in that keeps no conversations
+        from app.ui.conversations import ConversationList
+
         self.conversations = ConversationList(session, self._spawn)
         self.conversations.failed.connect(lambda text: self.show_notice(text, error=True))
         self.conversations.setMinimumWidth(190)
@@ -272,8 +159,7 @@ class MainWindow(QMainWindow):
     def _show_ready(self, ready: bool) -> None:
         """Before the session exists the controls that need it wait; what the user
         types stays in the box and can be sent once the session is there."""
-        for control in (self.mic_button, self.mode_box, self.talk_button):
-            control.setEnabled(ready)
+        self.mic.set_ready(ready)
         self.send_button.setEnabled(ready and bool(self.text_input.text().strip()))
         self.send_button.setToolTip(
             self.tr("Send the message (Enter)")
@@ -284,7 +170,7 @@ class MainWindow(QMainWindow):
     # -- parts, for the app and for tests ----------------------------------------------
 
     @property
-    def session(self) -> SessionLike | None:
+    def session(self) -> SessionPort | None:
         """The session the window drives; None until `attach_session`."""
         return self._session
 
@@ -294,8 +180,11 @@ class MainWindow(QMainWindow):
 
     def status_text(self) -> str:
         """The status line as the user reads it."""
-        labels = (self.status_label, self.mic_note, self.notice_label)
-        return " · ".join(label.text() for label in labels if label.text() and not label.isHidden())
+        return self.status.text()
+
+    def show_notice(self, message: str, *, error: bool = False) -> None:
+        """Show a message in the status line; errors in red until the next notice."""
+        self.status.show_notice(message, error=error)
 
     # -- layout ------------------------------------------------------------------------
 
@@ -310,23 +199,9 @@ class MainWindow(QMainWindow):
         self.avatar.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.avatar.customContextMenuRequested.connect(self._avatar_menu)
 
-        card = QFrame()
-        card.setObjectName("card")
-        card_box = QVBoxLayout(card)
-        card_box.setContentsMargins(4, 10, 4, 4)
-        card_box.setSpacing(4)
-        header = QHBoxLayout()
-        header.setContentsMargins(14, 0, 14, 0)
-        heading = QLabel(self.tr("Conversation"))
-        heading.setObjectName("cardTitle")
-        hint = QLabel(self.tr("Esc stops a reply"))
-        hint.setObjectName("cardHint")
-        header.addWidget(heading)
-        header.addStretch(1)
-        header.addWidget(hint)
-        card_box.addLayout(header)
-        self.transcript = TranscriptView()
-        card_box.addWidget(self.transcript, 1)
+        card = ConversationCard(self.open_memory)
+        self.memory_button = card.memory_button  # shown with a session that has a memory
+        self.transcript = card.transcript
 
         split = QSplitter(Qt.Orientation.Horizontal)
         split.setChildrenCollapsible(False)
@@ -348,24 +223,8 @@ class MainWindow(QMainWindow):
 
         controls = QHBoxLayout()
         controls.setSpacing(8)
-        self.mic_button = QPushButton(self.tr("Mic off"))
-        self.mic_button.setObjectName("micButton")
-        self.mic_button.setCheckable(True)
-        self.mic_button.clicked.connect(self._on_mic_clicked)
-        self.mode_box = QComboBox()
-        self.mode_box.setObjectName("micMode")
-        self.mode_box.setToolTip(self.tr("How the microphone listens"))
-        for mode, label in MIC_MODES:
-            self.mode_box.addItem(self.tr(str(label)), mode)
-        self.mode_box.setCurrentIndex(self._mode_index(self._session_mode()))
-        self.mode_box.activated.connect(self._on_mode_chosen)
-        self.talk_button = QPushButton(self.tr("Hold to talk"))
-        self.talk_button.setObjectName("talkButton")
-        self.talk_button.setToolTip(self.tr("Hold while you speak; release to send"))
-        self.talk_button.pressed.connect(lambda: self._push_to_talk(True))
-        self.talk_button.released.connect(lambda: self._push_to_talk(False))
-        self.talk_button.setVisible(self._session_mode() == "push_to_talk")
-        self.level_meter = LevelMeter()
+        self.mic = MicControls()
+        self.mic.failed.connect(lambda text: self.show_notice(text, error=True))
         self.text_input = QLineEdit()
         self.text_input.setPlaceholderText(self.tr("Type a message…"))
         self.text_input.returnPressed.connect(self.send)
@@ -378,10 +237,7 @@ class MainWindow(QMainWindow):
         self.stop_button.setObjectName("stopButton")
         self.stop_button.setToolTip(self.tr("Stop the reply (Esc)"))
         self.stop_button.clicked.connect(self.stop)
-        controls.addWidget(self.mic_button)
-        controls.addWidget(self.mode_box)
-        controls.addWidget(self.talk_button)
-        controls.addWidget(self.level_meter, 0, Qt.AlignmentFlag.AlignVCenter)
+        controls.addWidget(self.mic)
         controls.addWidget(self.text_input, 1)
         controls.addWidget(self.send_button)
         controls.addWidget(self.stop_button)
@@ -391,48 +247,26 @@ class MainWindow(QMainWindow):
         QShortcut(QKeySequence("Ctrl+,"), self, self.settings_requested.emit)
         QShortcut(QKeySequence("Ctrl+Q"), self, self.quit_requested.emit)
 
-        status = QHBoxLayout()
-        status.setContentsMargins(6, 0, 6, 0)
-        status.setSpacing(8)
-        self.status_dot = QLabel()
-        self.status_dot.setFixedSize(10, 10)
-        self.status_label = QLabel()
-        self.status_label.setObjectName("statusText")
-        self.mic_note = QLabel()
-        self.mic_note.setObjectName("micNote")
-        # A long reason must not widen the window: it is cut here, whole in the tooltip.
-        self.mic_note.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.mic_note.hide()
-        self.notice_label = QLabel()
-        self.notice_label.setObjectName("notice")
-        self.notice_label.setWordWrap(True)
-        self.notice_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.progress = QProgressBar()
-        self.progress.setObjectName("loadProgress")
-        self.progress.setFixedWidth(120)
-        self.progress.setMaximumHeight(10)
-        self.progress.setTextVisible(False)
-        self.progress.hide()
-        self.mic_live = PrivacyPill(self.tr("● Mic live"))
-        self.mic_live.setToolTip(self.tr("The microphone is on and listening"))
-        self.capture_pill = PrivacyPill(self.tr("📸 Screenshot taken"))
-        status.addWidget(self.status_dot, 0, Qt.AlignmentFlag.AlignVCenter)
-        status.addWidget(self.status_label)
-        status.addWidget(self.progress, 0, Qt.AlignmentFlag.AlignVCenter)
-        status.addWidget(self.mic_note, 1)
-        status.addWidget(self.capture_pill)
-        status.addWidget(self.mic_live)
-        outer.addLayout(status)
-        # Notices (errors in words) get a full-width line of their own so they wrap
-        # across the window instead of into a narrow column.
-        notices = QHBoxLayout()
-        notices.setContentsMargins(24, 0, 6, 0)
-        notices.addWidget(self.notice_label, 1)
-        outer.addLayout(notices)
-        self._show_status(StatusChanged(Status.STARTING))
-        self._show_mic(enabled=False, available=True, detail="")
+        self.status = StatusLine()
+        outer.addWidget(self.status)
+        self.memory_row = QHBoxLayout()  # the "💭 Remembered" notice, when there is one
+        self.memory_row.setContentsMargins(18, 0, 6, 0)
+        outer.addLayout(self.memory_row)
+        self.mic.live_changed.connect(self.status.mic_live.setVisible)
+        # The parts tests and the shell reach by name.
+        self.mic_button = self.mic.mic_button
+        self.mode_box = self.mic.mode_box
+        self.talk_button = self.mic.talk_button
+        self.level_meter = self.mic.level_meter
+        self.status_label = self.status.status_label
+        self.mic_note = self.status.mic_note
+        self.notice_label = self.status.notice_label
+        self.progress = self.status.progress
+        self.mic_live = self.status.mic_live
+        self.capture_pill = self.status.capture_pill
 
         self.setCentralWidget(central)
+        self.text_input.setFocus()  # a newcomer can type at once
 
     def _size_and_place(self) -> None:
         self.setMinimumSize(640, 460)
@@ -460,7 +294,7 @@ class MainWindow(QMainWindow):
         if isinstance(event, MouthLevel):
             self.avatar.set_mouth_level(event.level)
         elif isinstance(event, MicLevel):
-            self.level_meter.set_level(event.dbfs)
+            self.mic.level_meter.set_level(event.dbfs)
         elif isinstance(event, UserTranscript):
             self._last_turn = event.turn_id
             self.transcript.show_user(event.text, final=event.final, turn_id=event.turn_id)
@@ -470,8 +304,11 @@ class MainWindow(QMainWindow):
             )
         elif isinstance(event, ExpressionChanged):
             self.avatar.set_expression(event.expression, event.intensity)
+            self._log_face()
         elif isinstance(event, StatusChanged):
-            self._show_status(event)
+            self.status.show_status(event)
+            self.avatar.set_thinking(event.status is Status.THINKING)
+            self._log_face()
         elif isinstance(event, Notice):
             self.show_notice(event.message, error=event.error)
         elif isinstance(event, MicStateChanged):
@@ -493,23 +330,42 @@ class MainWindow(QMainWindow):
                     where, event.width, event.height
                 )
             )
-            self.capture_pill.flash(CAPTURE_PILL_MS)
+            self.status.capture_pill.flash(CAPTURE_PILL_MS)
             self.transcript.add_capture(event.path, turn_id=self._last_turn)
         elif isinstance(event, CaptureRequested):
             self._ask_capture(event)
         elif isinstance(event, PushToTalkChanged):
-            self._talking = event.held
-            self.talk_button.setDown(event.held)  # also when held from a hotkey
-            self._show_mic_live()
+            self.mic.show_push_to_talk(event.held)
         elif isinstance(event, ToolUsed):
             self._last_turn = event.turn_id
             self.transcript.add_tool(event.name, turn_id=event.turn_id)
         elif isinstance(event, LoadProgress):
-            self._show_progress(event)
+            self.status.show_progress(event)
+        elif isinstance(event, MemoryChanged):
+            self._show_memory_change(event)
         elif isinstance(event, ConversationChanged):
             self._load_history()
             if self.conversations is not None:
                 self.conversations.refresh()
+
+    def _show_memory_change(self, event: MemoryChanged) -> None:
+        if self._session is not None and self._session.memory is not None:
+            from app.ui.memory_page import show_memory_change  # not on the launch path
+
+            show_memory_change(self, self._session.memory, event)
+
+    def open_memory(self) -> MemoryPage | None:
+        """The Memory page (not modal: the conversation goes on meanwhile)."""
+        if self._session is None or self._session.memory is None:
+            return None
+        from app.ui.memory_page import open_memory_page
+
+        return open_memory_page(self, self._session)
+
+    def _log_face(self) -> None:
+        if self.avatar.expression != self._face:  # what the avatar shows, for a bug report
+            self._face = self.avatar.expression
+            log.info("avatar face: %s", self._face)
 
     def _ask_capture(self, event: CaptureRequested) -> None:
         """The user decides before each capture (when the config asks for that)."""
@@ -519,113 +375,27 @@ class MainWindow(QMainWindow):
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.setDefaultButton(QMessageBox.StandardButton.No)
         box.setObjectName("captureQuestion")
-        answer = getattr(self._session, "answer_capture", None)
+        session = self._session
 
         def decided(button: int) -> None:
-            if callable(answer):
-                answer(event.request_id, button == QMessageBox.StandardButton.Yes.value)
+            if session is not None:
+                session.answer_capture(
+                    event.request_id, button == QMessageBox.StandardButton.Yes.value
+                )
 
         box.finished.connect(decided)
         box.open()
 
-    def _show_status(self, event: StatusChanged) -> None:
-        words = self.tr(str(STATUS_WORDS.get(event.status, event.status.value.capitalize())))
-        detail = self._status_detail(event.detail)
-        self.status_label.setText(f"{words} — {detail}" if detail else words)
-        colour = STATUS_COLOURS.get(event.status, "#9ca3af")
-        self.status_dot.setStyleSheet(f"background: {colour}; border-radius: 5px;")
-        self.avatar.set_thinking(event.status is Status.THINKING)
-
-    def _status_detail(self, detail: str) -> str:
-        """The session's own words for a status, in the UI's language when they are
-        ones it always uses (anything else, such as an error, is shown as it came)."""
-        if detail in STATUS_DETAIL_TEXTS:
-            return self.tr(detail)
-        waiting = STILL_WAITING.fullmatch(detail)
-        if waiting:
-            return self.tr("still waiting for {0} ({1} s)").format(*waiting.groups())
-        return detail
-
-    def show_notice(self, message: str, *, error: bool = False) -> None:
-        """Show a message in the status line; errors in red until the next notice."""
-        self._set_notice(message, error=error)
-        if error:
-            self._notice_timer.stop()
-        else:
-            self._notice_timer.start(NOTICE_SHOWN_MS)
-
-    def _set_notice(self, message: str, *, error: bool) -> None:
-        self.notice_label.setText(message)
-        self.notice_label.setToolTip(message)
-        self.notice_label.setProperty("error", error)
-        _repolish(self.notice_label)
-
     def _show_mic(self, *, enabled: bool, available: bool, detail: str) -> None:
-        button = self.mic_button
-        on = enabled and available
-        button.setChecked(on)
-        button.setEnabled(available)
-        button.setProperty("unavailable", not available)
-        _repolish(button)
-        if not available:
-            state, text = "unavailable", self.tr("No mic")
-            tip = (
-                self.tr("Microphone unavailable: {0}").format(detail)
-                if detail
-                else self.tr("Microphone unavailable")
-            )
-        elif on:
-            state, text = "on", self.tr("Mic on")
-            tip = self.tr("The microphone is listening. Click to mute it.")
-        else:
-            state, text = "off", self.tr("Mic off")
-            tip = self.tr("The microphone is off. Click to talk.")
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setIcon(_mic_icon(state))
-        note = (
-            self.tr("Microphone unavailable — {0}").format(detail)
-            if detail
-            else self.tr("Microphone unavailable")
-        )
-        self.mic_note.setText(note)
-        self.mic_note.setToolTip(note)
-        self.mic_note.setVisible(not available)
-        self._mic_on = on
-        self.level_meter.set_active(on)
-        mode = self._session_mode()
-        index = self._mode_index("muted" if available and not enabled else mode)
-        self.mode_box.setCurrentIndex(index)
-        self.mode_box.setEnabled(available)
-        self.talk_button.setVisible(mode == "push_to_talk")
-        self._show_mic_live()
-
-    def _show_mic_live(self) -> None:
-        """The privacy pill: shown whenever the microphone can hear the user."""
-        mode = self._session_mode()
-        live = self._mic_on and (mode != "push_to_talk" or self._talking)
-        self.mic_live.setVisible(live)
-
-    def _session_mode(self) -> str:
-        return str(getattr(self._session, "mic_mode", None) or "always_on")
-
-    @staticmethod
-    def _mode_index(mode: str) -> int:
-        return next((i for i, (m, _) in enumerate(MIC_MODES) if m == mode), 0)
-
-    def _show_progress(self, event: LoadProgress) -> None:
-        self.progress.setRange(0, max(1, event.total))
-        self.progress.setValue(event.done)
-        self.progress.setToolTip(event.what)
-        self.progress.setVisible(event.done < event.total)
+        self.mic.show_state(enabled=enabled, available=available, detail=detail)
+        self.status.show_mic(available=available, detail=detail)
 
     def _load_history(self) -> None:
         """Show the session's current conversation (at start and after a switch)."""
-        messages = getattr(self._session, "history_messages", None)
-        if not callable(messages):
+        if self._session is None:
             return
         try:
-            self.transcript.load_history(messages())
+            self.transcript.load_history(self._session.history_messages())
         except Exception as exc:
             log.warning("could not show the conversation: %s", describe_error(exc))
             self.show_notice(
@@ -653,46 +423,6 @@ class MainWindow(QMainWindow):
             log.warning("interrupt failed: %s", describe_error(exc))
             self.show_notice(self.tr("Could not stop: {0}").format(describe_error(exc)), error=True)
 
-    def _on_mic_clicked(self, checked: bool) -> None:
-        if self._session is None:
-            return
-        self._show_mic(enabled=checked, available=True, detail="")  # the session will confirm
-        try:
-            self._session.set_mic_enabled(checked)
-        except Exception as exc:
-            log.warning("set_mic_enabled failed: %s", describe_error(exc))
-            self._show_mic(enabled=not checked, available=True, detail="")
-            self.show_notice(
-                self.tr("Could not switch the microphone: {0}").format(describe_error(exc)),
-                error=True,
-            )
-
-    def _on_mode_chosen(self, index: int) -> None:
-        if self._session is None:
-            return
-        mode = str(self.mode_box.itemData(index))
-        set_mode = getattr(self._session, "set_mic_mode", None)
-        try:
-            if callable(set_mode):
-                set_mode(mode)
-            else:
-                self._session.set_mic_enabled(mode != "muted")
-        except Exception as exc:
-            log.warning("set_mic_mode failed: %s", describe_error(exc))
-            self.show_notice(
-                self.tr("Could not switch the microphone: {0}").format(describe_error(exc)),
-                error=True,
-            )
-        self.talk_button.setVisible(self._session_mode() == "push_to_talk")
-        self._show_mic_live()
-
-    def _push_to_talk(self, pressed: bool) -> None:
-        self._talking = pressed
-        push = getattr(self._session, "set_push_to_talk", None)
-        if callable(push):
-            push(pressed)
-        self._show_mic_live()
-
     def _on_text_changed(self, text: str) -> None:
         self.send_button.setEnabled(bool(text.strip()) and self._session is not None)
 
@@ -701,6 +431,8 @@ class MainWindow(QMainWindow):
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         menu.addAction(self.tr("Switch to desktop pet (Ctrl+P)"), self.pet_requested.emit)
         menu.addAction(self.tr("Settings… (Ctrl+,)"), self.settings_requested.emit)
+        if self._session is not None and self._session.memory is not None:
+            menu.addAction(self.tr("Memory…"), self.open_memory)
         menu.addAction(self.tr("Quit Companion (Ctrl+Q)"), self.quit_requested.emit)
         menu.addSection(self.tr("Try an expression"))
         for name in self._session.expressions if self._session is not None else ():
@@ -745,34 +477,6 @@ class MainWindow(QMainWindow):
                 self._unsubscribe()
             self.closed.emit()
         super().closeEvent(event)
-
-
-def _mic_icon(state: str) -> QIcon:
-    """A microphone glyph drawn in code, so it looks the same with every font."""
-    colour = {"on": "#15803d", "off": "#5b5275", "unavailable": "#a19aae"}[state]
-    pixmap = QPixmap(40, 40)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    p = QPainter(pixmap)
-    try:
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pen = QPen(QColor(colour), 3.2)
-        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
-        p.setPen(pen)
-        p.setBrush(QColor(colour))
-        capsule = QPainterPath()
-        capsule.addRoundedRect(QRectF(14, 4, 12, 20), 6, 6)
-        p.drawPath(capsule)
-        p.setBrush(Qt.BrushStyle.NoBrush)
-        p.drawArc(QRectF(9, 8, 22, 22), 200 * 16, 140 * 16)
-        p.drawLine(QPointF(20, 30), QPointF(20, 36))
-        if state != "on":
-            slash = QPen(QColor("#dc2626" if state == "unavailable" else colour), 3.2)
-            slash.setCapStyle(Qt.PenCapStyle.RoundCap)
-            p.setPen(slash)
-            p.drawLine(QPointF(8, 6), QPointF(32, 34))
-    finally:
-        p.end()
-    return QIcon(pixmap)
 
 
 __all__ = ["MainWindow", "TranscriptEntry", "TranscriptView", "describe_error"]

@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QObject, QPoint, QRect, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (
-    QAction,
     QGuiApplication,
+    QHideEvent,
+    QKeySequence,
     QMouseEvent,
     QResizeEvent,
     QScreen,
+    QShortcut,
+    QShowEvent,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QLabel, QMenu, QVBoxLayout, QWidget
@@ -28,7 +31,6 @@ from app.config import UiSettings
 from app.events import (
     AssistantSentence,
     ExpressionChanged,
-    MicStateChanged,
     MouthLevel,
     SessionEvent,
     Status,
@@ -36,9 +38,12 @@ from app.events import (
     TurnFinished,
 )
 from app.ui.avatar_widget import AvatarWidget
+from app.ui.pet_menu import MenuActions
 
 if TYPE_CHECKING:
-    from app.ui.app import SessionLike
+    from app.avatar.live2d_model import Live2DModel
+    from app.config.models import Live2DSettings
+    from app.ui.session_port import SessionPort
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +57,11 @@ BUBBLE_STYLE = """
 
 
 NOTICE_SHOWN_MS = 8000
+SHAPE_MS = 200  # a Live2D pet's clickable shape follows the model this often
+# Where a translucent window's transparent pixels still catch clicks unless it is shaped
+# (Windows and macOS let them through by themselves).
+SHAPED_PLATFORMS = ("xcb", "wayland")
+CLICK_SLOP_PX = 6
 
 
 def pet_limitation(platform_name: str | None = None) -> str | None:
@@ -73,112 +83,8 @@ def pet_limitation(platform_name: str | None = None) -> str | None:
     return None
 
 
-def _tr(text: str) -> str:
-    return QCoreApplication.translate("MenuActions", text)
-
-
 class _EventBridge(QObject):
     received = Signal(object)
-
-
-class MenuActions:
-    """The shell's menu (pet right-click and tray): built once per menu from callbacks,
-    so every menu offers the same things and they all act on the same session."""
-
-    def __init__(
-        self,
-        session: SessionLike,
-        *,
-        avatar: AvatarWidget,
-        open_main: Callable[[], None],
-        quit_app: Callable[[], None],
-        toggle_pet: Callable[[], None] | None = None,
-        click_through: Callable[[bool], None] | None = None,
-        is_click_through: Callable[[], bool] = lambda: False,
-    ) -> None:
-        self.session = session
-        self.avatar = avatar
-        self.open_main = open_main
-        self.quit_app = quit_app
-        self.toggle_pet = toggle_pet
-        self.click_through = click_through
-        self.is_click_through = is_click_through
-        self.open_settings: Callable[[], object] | None = None
-        self.mic_enabled = False
-        self.mic_available = True
-
-    def fill(self, menu: QMenu) -> None:
-        """Add the shell's actions to `menu` (cleared first: states are read fresh)."""
-        menu.clear()
-        menu.addAction(_tr("Open main window"), self.open_main)
-        if self.toggle_pet is not None:
-            menu.addAction(_tr("Show / hide desktop pet"), self.toggle_pet)
-        if self.open_settings is not None:
-            menu.addAction(_tr("Settings…"), self.open_settings)
-        mic = menu.addAction(_tr("Microphone on"))
-        mic.setCheckable(True)
-        mic.setChecked(self.mic_enabled and self.mic_available)
-        mic.setEnabled(self.mic_available)
-        mic.toggled.connect(self._set_mic)
-        set_mode = getattr(self.session, "set_mic_mode", None)
-        if callable(set_mode):
-            modes = menu.addMenu(_tr("Microphone mode"))
-            modes.setEnabled(self.mic_available)
-            current = getattr(self.session, "mic_mode", "always_on")
-            for mode, label in (
-                ("always_on", _tr("Always on")),
-                ("push_to_talk", _tr("Push to talk")),
-                ("muted", _tr("Muted")),
-            ):
-                choice = modes.addAction(label)
-                choice.setCheckable(True)
-                choice.setChecked(mode == current)
-                choice.triggered.connect(lambda _=False, m=mode: self._set_mode(m))
-        menu.addAction(_tr("Stop speaking"), self._stop)
-        if self.click_through is not None:
-            through = menu.addAction(_tr("Click-through pet"))
-            through.setCheckable(True)
-            through.setChecked(self.is_click_through())
-            through.toggled.connect(self.click_through)
-        faces = menu.addMenu(_tr("Try an expression"))
-        for name in self.session.expressions:
-            if name in self.avatar.expressions:
-                action = faces.addAction(name.capitalize())
-                action.triggered.connect(lambda _=False, n=name: self.avatar.set_expression(n))
-        menu.addSeparator()
-        menu.addAction(_tr("Quit Companion"), self.quit_app)
-
-    def action(self, menu: QMenu, text: str) -> QAction:
-        """The action named `text` in `menu`, by its English text or as shown (tests and
-        the tray find entries this way)."""
-        shown = _tr(text)
-        for action in menu.actions():
-            if action.text() in (text, shown):
-                return action
-        raise KeyError(text)
-
-    def _set_mic(self, on: bool) -> None:
-        try:
-            self.session.set_mic_enabled(on)
-        except Exception as exc:
-            log.warning("set_mic_enabled failed: %s", exc)
-
-    def _set_mode(self, mode: str) -> None:
-        try:
-            self.session.set_mic_mode(mode)  # type: ignore[attr-defined]
-        except Exception as exc:
-            log.warning("set_mic_mode failed: %s", exc)
-
-    def _stop(self) -> None:
-        try:
-            self.session.interrupt()
-        except Exception as exc:
-            log.warning("interrupt failed: %s", exc)
-
-    def present(self, event: SessionEvent) -> None:
-        if isinstance(event, MicStateChanged):
-            self.mic_enabled = event.enabled
-            self.mic_available = event.available
 
 
 def screen_key(widget: QWidget) -> str:
@@ -204,7 +110,7 @@ class PetWindow(QWidget):
 
     def __init__(
         self,
-        session: SessionLike,
+        session: SessionPort,
         ui: UiSettings | None = None,
         *,
         save: Callable[[], None] | None = None,
@@ -220,6 +126,7 @@ class PetWindow(QWidget):
         self._ui = ui if ui is not None else UiSettings()
         self._save = save
         self._drag_from: QPoint | None = None
+        self._pressed_at: QPoint | None = None
         self._restoring = False
         self.setWindowTitle("Companion")
         self.setObjectName("pet")
@@ -234,7 +141,7 @@ class PetWindow(QWidget):
         self.bubble.setWordWrap(True)
         self.bubble.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.bubble.hide()
-        self.avatar = AvatarWidget(pack=getattr(session, "avatar_pack", None))
+        self.avatar = AvatarWidget(pack=session.avatar_pack)
         self.avatar.setMinimumSize(120, 150)
         box.addWidget(self.bubble)
         box.addWidget(self.avatar, 1)
@@ -251,6 +158,10 @@ class PetWindow(QWidget):
         self._bubble_timer.setSingleShot(True)
         self._bubble_timer.timeout.connect(self.bubble.hide)
         self._bubble_turn = -1
+        self._live2d_tried = False
+        self._shape_timer = QTimer(self)
+        self._shape_timer.setInterval(SHAPE_MS)
+        self._shape_timer.timeout.connect(self.update_shape)
 
         self.resize(*PET_SIZE)
         self.restore_geometry()
@@ -259,9 +170,16 @@ class PetWindow(QWidget):
         self._bridge = _EventBridge(self)
         self._bridge.received.connect(self.present, Qt.ConnectionType.QueuedConnection)
         self._unsubscribe = session.events.subscribe(self._on_session_event)
+        # The way back to the main window: Ctrl+P (as in the main window) or a
+        # double-click. The pet takes the keyboard when shown or clicked, which a
+        # tool window does not get by itself without a window manager.
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        back = QShortcut(QKeySequence("Ctrl+P"), self)
+        back.setContext(Qt.ShortcutContext.WindowShortcut)
+        back.activated.connect(self.open_main_requested.emit)
 
     @property
-    def session(self) -> SessionLike:
+    def session(self) -> SessionPort:
         return self._session
 
     @property
@@ -305,6 +223,61 @@ class PetWindow(QWidget):
         self.bubble.show()
         self._bubble_turn = -1
         self._bubble_timer.start(NOTICE_SHOWN_MS)
+
+    # -- a Live2D model ------------------------------------------------------------------
+
+    def _open_live2d(self) -> None:
+        """The session's Live2D model, opened the first time the pet shows (it costs
+        memory while hidden)."""
+        if not self._live2d_tried:
+            settings = self._session.settings
+            view = settings.avatar.live2d if settings is not None else None
+            self.show_live2d(self._session.live2d_model, view)
+
+    def show_live2d(self, model: Live2DModel | None, view: Live2DSettings | None) -> None:
+        """Show `model` (None: the sprites). If it cannot be drawn the main window has said
+        why, and the pet keeps its sprites."""
+        self._live2d_tried = True
+        if model is None and self.avatar.live2d is None:
+            return
+        problem = self.avatar.set_live2d(model, view)
+        if problem is not None:
+            log.info("the pet shows its sprites: %s", problem)
+        shown = self.avatar.live2d is not None
+        self.avatar.background = not shown  # a model has nothing around it: its own alpha
+        self.avatar.taps_on_click = not shown  # a press drags the pet; a click taps (below)
+        if not shown:
+            self._shape_timer.stop()
+            self.clearMask()
+        elif self.isVisible():
+            self._start_shaping()
+
+    def update_shape(self) -> None:
+        """Clicks go through where the model is transparent: the window takes the model's
+        shape (and the bubble's, while it shows)."""
+        region = self.avatar.opaque_region()
+        if region is None or region.isEmpty():
+            self.clearMask()  # no frame yet, or the model moved out of sight: all clickable
+            return
+        region = region.translated(self.avatar.pos())
+        if not self.bubble.isHidden():
+            region = region.united(self.bubble.geometry())
+        self.setMask(region)
+
+    def _start_shaping(self) -> None:
+        if QGuiApplication.platformName().startswith(SHAPED_PLATFORMS):
+            self._shape_timer.start()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        self._open_live2d()
+        super().showEvent(event)
+        self.activateWindow()  # keys (Ctrl+P, Esc) reach the pet without a click first
+        if self.avatar.live2d is not None:
+            self._start_shaping()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        self._shape_timer.stop()
+        super().hideEvent(event)
 
     # -- click-through and geometry ------------------------------------------------------
 
@@ -350,9 +323,19 @@ class PetWindow(QWidget):
 
     # -- mouse -----------------------------------------------------------------------------
 
-    def mousePressEvent(self, event: QMouseEvent) -> None:
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
-            self._drag_from = event.globalPosition().toPoint() - self.frameGeometry().topLeft()
+            self._drag_from = None
+            self.open_main_requested.emit()
+            event.accept()
+        else:
+            super().mouseDoubleClickEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self.activateWindow()
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._pressed_at = event.globalPosition().toPoint()
+            self._drag_from = self._pressed_at - self.frameGeometry().topLeft()
             event.accept()
         elif event.button() == Qt.MouseButton.RightButton:
             self.show_menu(event.globalPosition().toPoint())
@@ -370,7 +353,12 @@ class PetWindow(QWidget):
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if self._drag_from is not None and event.button() == Qt.MouseButton.LeftButton:
             self._drag_from = None
-            self.remember_geometry()
+            pressed, self._pressed_at = self._pressed_at, None
+            released = event.globalPosition().toPoint()
+            if pressed is not None and (released - pressed).manhattanLength() < CLICK_SLOP_PX:
+                self.avatar.tap(self.avatar.mapFromGlobal(event.globalPosition()))  # a click
+            else:
+                self.remember_geometry()
             event.accept()
         else:
             super().mouseReleaseEvent(event)

@@ -1,35 +1,20 @@
 """The conversation as chat bubbles: the user's words, the companion's sentences as
 they are spoken, its thinking (dimmed, collapsed), tool use (small chips) and
-screenshots (thumbnails that open full size).
+screenshots (thumbnails that open full size), live or from a stored conversation.
 
-Images are decoded off the UI thread (`QImageReader` with a scaled size, on Qt's
-global thread pool); the UI thread only turns the finished `QImage` into a pixmap.
+The bubbles' pieces are in `app.ui.bubbles`, the pictures in `app.ui.pictures`, and
+what a stored conversation shows in `app.ui.stored_history`; this module lays them out.
 """
 
 from __future__ import annotations
 
-import html
-import itertools
-import logging
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import shiboken6
-from PySide6.QtCore import (
-    QT_TRANSLATE_NOOP,
-    QCoreApplication,
-    QObject,
-    QSize,
-    Qt,
-    QThreadPool,
-    QTimer,
-    Signal,
-    Slot,
-)
-from PySide6.QtGui import QGuiApplication, QImage, QImageReader, QMouseEvent, QPixmap, QResizeEvent
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QDialog,
     QFrame,
@@ -37,442 +22,41 @@ from PySide6.QtWidgets import (
     QLabel,
     QScrollArea,
     QSizePolicy,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.agent.speech_text import INLINE_TAG, tidy_spaces
+from app.agent.notes import without_notes
 from app.avatar.state import EXPRESSIONS
-from app.llm.messages import (
-    ImageBlock,
-    Msg,
-    Role,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
+from app.llm.messages import Msg
+from app.ui.bubbles import (
+    TOOL_LABELS,
+    TextSegment,
+    ThinkingSection,
+    ToolChip,
+    TranscriptEntry,
+    tool_label,
 )
-
-log = logging.getLogger(__name__)
+from app.ui.pictures import (
+    THUMBNAIL_BOX,
+    CaptureThumbnail,
+    CaptureViewer,
+    decode_image,
+    wait_for_image_decoding,
+)
+from app.ui.stored_history import RowPlan, plan_history
+from app.ui.style import TRANSCRIPT_STYLE, repolish
 
 MAX_TRANSCRIPT_ROWS = 300
 BUBBLE_PADDING_X = 26  # left + right, inside a bubble
-THUMBNAIL_BOX = QSize(240, 150)  # a thumbnail fits in this box, keeping its shape
-VIEWER_SCREEN_SHARE = 0.9  # the viewer opens at most this share of the screen
 HISTORY_FIRST_ROWS = 40  # a loaded conversation's newest bubbles, shown at once
 HISTORY_CHUNK_ROWS = 40  # then older ones, this many per pass of the event loop
 
 _CONTEXT = "TranscriptView"
 
-# Friendly words for the tools the companion has (lupdate finds them through the NOOP).
-TOOL_LABELS: dict[str, str] = {
-    "take_screenshot": str(QT_TRANSLATE_NOOP("TranscriptView", "looked at your screen")),
-    "get_time": str(QT_TRANSLATE_NOOP("TranscriptView", "checked the time")),
-    "read_clipboard": str(QT_TRANSLATE_NOOP("TranscriptView", "read the clipboard")),
-}
-
-ItemKind = Literal["text", "thinking", "tool", "image"]
-
 
 def _tr(text: str) -> str:
     return QCoreApplication.translate(_CONTEXT, text)
-
-
-def tool_label(name: str) -> str:
-    """What a tool chip says: friendly words for a known tool, its name otherwise."""
-    known = TOOL_LABELS.get(name)
-    return f"🔧 {_tr(known) if known else name}"
-
-
-def _repolish(widget: QWidget) -> None:
-    """Re-apply the style sheet after a dynamic property changed."""
-    widget.style().unpolish(widget)
-    widget.style().polish(widget)
-
-
-# The view's own looks; the window's style sheet (bubbles, colours) still applies.
-STYLE = """
-#thinkingToggle { border: none; background: transparent; padding: 0; color: #a39bb8;
-                  font-size: 12px; font-style: italic; text-align: left; }
-#thinkingToggle:hover { color: #7c6fa3; }
-#thinkingBody { color: #a39bb8; font-style: italic; font-size: 12px;
-                border-left: 2px solid #e0d8f5; padding-left: 6px; }
-#toolChip { background: #ebe5fb; color: #5b4a8f; border: 1px solid #ddd3f7;
-            border-radius: 9px; padding: 1px 8px; font-size: 11px; }
-#captureThumb { border: 1px solid #ddd3f7; border-radius: 6px; background: #faf9fd; }
-#captureThumb[unavailable="true"] { background: #fdeef0; color: #a33a4a; border-radius: 9px;
-            border: 1px solid #f5cdd3; padding: 1px 8px; font-size: 11px; }
-#interruptedMark { color: #b0a8c4; font-size: 12px; }
-"""
-
-
-# -- the transcript's model ----------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class TranscriptEntry:
-    """One bubble of the conversation as shown."""
-
-    speaker: Literal["user", "companion"]
-    turn_id: int
-    parts: list[tuple[str, bool]] = field(default_factory=list)  # (text, is_thinking)
-    final: bool = True
-    interrupted: bool = False
-    tools: list[str] = field(default_factory=list)  # tool names, in the order called
-    images: list[Path] = field(default_factory=list)  # pictures shown as thumbnails
-
-    @property
-    def text(self) -> str:
-        joined = ""
-        for part, _thinking in self.parts:
-            joined = _join_sentences(joined, part)
-        return joined
-
-    @property
-    def answer(self) -> str:
-        """The text without the thinking."""
-        joined = ""
-        for part, thinking in self.parts:
-            if not thinking:
-                joined = _join_sentences(joined, part)
-        return joined
-
-
-def _join_sentences(before: str, after: str) -> str:
-    # CJK text runs on without spaces between sentences.
-    if not before or not after:
-        return before + after
-    if _is_cjk(before[-1]) or _is_cjk(after[0]):
-        return before + after
-    return f"{before} {after}"
-
-
-def _is_cjk(char: str) -> bool:
-    return (
-        "\u2e80" <= char <= "\u9fff" or "\uff00" <= char <= "\uffef" or "\u3000" <= char <= "\u303f"
-    )
-
-
-# -- decoding images off the UI thread ---------------------------------------------------
-
-
-def decode_image(paths: Sequence[Path], box: QSize | None) -> tuple[QImage, QSize, str]:
-    """The first readable image of `paths`, scaled to fit `box` (full size when None) while
-    it is decoded; with the image's own size. A null image and the reason when none reads.
-    Safe on any thread (QImage, not QPixmap)."""
-    reason = "no file"
-    for path in paths:
-        reader = QImageReader(str(path))
-        reader.setAutoTransform(True)
-        size = reader.size()
-        if not size.isValid() or size.isEmpty():
-            reason = reader.errorString() or "not an image"
-            continue
-        if box is not None and (size.width() > box.width() or size.height() > box.height()):
-            reader.setScaledSize(size.scaled(box, Qt.AspectRatioMode.KeepAspectRatio))
-        image = reader.read()
-        if image.isNull():
-            reason = reader.errorString() or "the image could not be decoded"
-            continue
-        return image, size, ""
-    return QImage(), QSize(), reason
-
-
-class _ImageLoader(QObject):
-    """Runs `decode_image` on Qt's thread pool and hands the result to a callback on the
-    UI thread, unless the widget that asked is gone by then."""
-
-    _decoded = Signal(int, QImage, QSize, str)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._jobs: dict[int, tuple[QObject, Callable[[QImage, QSize, str], None]]] = {}
-        self._ids = itertools.count(1)
-        self._decoded.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
-
-    def load(
-        self,
-        paths: Sequence[Path],
-        box: QSize | None,
-        owner: QObject,
-        done: Callable[[QImage, QSize, str], None],
-    ) -> None:
-        job = next(self._ids)
-        self._jobs[job] = (owner, done)
-        paths = tuple(paths)
-        box = QSize(box) if box is not None else None
-
-        def work() -> None:
-            try:
-                image, size, reason = decode_image(paths, box)
-            except Exception as exc:  # never let a bad file take a pool thread down
-                image, size, reason = QImage(), QSize(), str(exc) or type(exc).__name__
-            self._decoded.emit(job, image, size, reason)
-
-        QThreadPool.globalInstance().start(work)
-
-    @Slot(int, QImage, QSize, str)
-    def _deliver(self, job: int, image: QImage, size: QSize, reason: str) -> None:
-        owner, done = self._jobs.pop(job, (None, None))
-        if owner is None or done is None or not shiboken6.isValid(owner):
-            return
-        try:
-            done(image, size, reason)
-        except RuntimeError:  # the widget went away meanwhile
-            log.debug("an image arrived for a widget that is gone", exc_info=True)
-
-    @property
-    def pending(self) -> int:
-        return len(self._jobs)
-
-
-_loader: _ImageLoader | None = None
-
-
-def image_loader() -> _ImageLoader:
-    """The one loader, made on first use (on the UI thread, where it must live)."""
-    global _loader
-    if _loader is None or not shiboken6.isValid(_loader):
-        _loader = _ImageLoader()
-    return _loader
-
-
-def wait_for_image_decoding(timeout_ms: int = 2000) -> bool:
-    """Wait for pictures being decoded (call before quitting, so no pool thread is still
-    in Python code while the interpreter shuts down); False if some were still busy."""
-    return QThreadPool.globalInstance().waitForDone(timeout_ms)
-
-
-# -- the pieces of a bubble ------------------------------------------------------------------
-
-
-class _TextSegment(QLabel):
-    """Consecutive answer sentences of one bubble."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setObjectName("answerText")
-        self.sentences: list[str] = []
-        self.setWordWrap(True)
-        self.setTextFormat(Qt.TextFormat.RichText)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-
-    @property
-    def plain(self) -> str:
-        joined = ""
-        for sentence in self.sentences:
-            joined = _join_sentences(joined, sentence)
-        return joined
-
-    def show_text(self, *, interrupted: bool) -> None:
-        shown = html.escape(self.plain).replace("\n", "<br>")
-        if interrupted:
-            mark = html.escape(_tr("— interrupted"))
-            shown += f' <span style="color:#b0a8c4;">{mark}</span>'
-        self.setText(shown)
-
-
-class ThinkingSection(QWidget):
-    """The companion's thinking: a dimmed section, collapsed until the user opens it.
-    Its header says "Thinking…" while the thinking streams in and no answer came yet."""
-
-    toggled = Signal(bool)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setObjectName("thinkingSection")
-        self.sentences: list[str] = []
-        self._live = True
-        box = QVBoxLayout(self)
-        box.setContentsMargins(0, 0, 0, 2)
-        box.setSpacing(2)
-        self.toggle_button = QToolButton()
-        self.toggle_button.setObjectName("thinkingToggle")
-        self.toggle_button.setCheckable(True)
-        self.toggle_button.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.toggle_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.toggle_button.toggled.connect(self._on_toggled)
-        self.body = QLabel()
-        self.body.setObjectName("thinkingBody")
-        self.body.setWordWrap(True)
-        self.body.setTextFormat(Qt.TextFormat.PlainText)
-        self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.body.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
-        self.body.setVisible(False)
-        box.addWidget(self.toggle_button, 0, Qt.AlignmentFlag.AlignLeft)
-        box.addWidget(self.body)
-        self._update_header()
-
-    @property
-    def expanded(self) -> bool:
-        return self.toggle_button.isChecked()
-
-    @property
-    def live(self) -> bool:
-        return self._live
-
-    @property
-    def plain(self) -> str:
-        joined = ""
-        for sentence in self.sentences:
-            joined = _join_sentences(joined, sentence)
-        return joined
-
-    def add(self, text: str) -> None:
-        self.sentences.append(text)
-        self.body.setText(self.plain)
-
-    def set_live(self, live: bool) -> None:
-        if live != self._live:
-            self._live = live
-            self._update_header()
-
-    def set_expanded(self, expanded: bool) -> None:
-        self.toggle_button.setChecked(expanded)
-
-    def _on_toggled(self, expanded: bool) -> None:
-        self.body.setVisible(expanded)
-        self._update_header()
-        self.toggled.emit(expanded)
-
-    def _update_header(self) -> None:
-        words = _tr("Thinking…") if self._live else _tr("Thought for a moment")
-        self.toggle_button.setText(f"{words} {'▾' if self.expanded else '▸'}")
-        self.toggle_button.setToolTip(
-            _tr("Hide the thinking") if self.expanded else _tr("Show the thinking")
-        )
-
-
-class ToolChip(QLabel):
-    """A small chip: the companion used a tool."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(tool_label(name))
-        self.setObjectName("toolChip")
-        self.name = name
-        self.setToolTip(name)
-        self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
-
-
-class CaptureThumbnail(QLabel):
-    """A picture as a thumbnail (decoded off the UI thread); a click opens it full size.
-    A file that is missing or does not decode becomes a small "unavailable" chip."""
-
-    clicked = Signal()
-
-    def __init__(self, paths: Sequence[Path], *, unavailable_text: str) -> None:
-        super().__init__()
-        self.setObjectName("captureThumb")
-        self.paths = tuple(paths)
-        self.state: Literal["loading", "ready", "unavailable"] = "loading"
-        self.full_size = QSize()
-        self._unavailable_text = unavailable_text
-        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
-        self.setFixedSize(THUMBNAIL_BOX.width() // 2, THUMBNAIL_BOX.height() // 2)
-        self.setText("…")
-        self.setToolTip(str(self.paths[0]) if self.paths else "")
-        if not self.paths:
-            self._show_unavailable("no file")
-        else:
-            image_loader().load(self.paths, THUMBNAIL_BOX, self, self._on_decoded)
-
-    @property
-    def path(self) -> Path | None:
-        return self.paths[0] if self.paths else None
-
-    def _on_decoded(self, image: QImage, size: QSize, reason: str) -> None:
-        if image.isNull():
-            self._show_unavailable(reason)
-            return
-        self.state = "ready"
-        self.full_size = size
-        pixmap = QPixmap.fromImage(image)
-        self.setText("")
-        self.setFixedSize(pixmap.size() + QSize(2, 2))
-        self.setPixmap(pixmap)
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setToolTip(
-            _tr("Click to see it full size ({w}×{h})").format(w=size.width(), h=size.height())
-        )
-
-    def _show_unavailable(self, reason: str) -> None:
-        log.info("a picture could not be shown (%s): %s", self.path, reason)
-        self.state = "unavailable"
-        self.setMinimumSize(0, 0)
-        self.setMaximumSize(16_777_215, 16_777_215)
-        self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
-        self.setText(f"🖼 {self._unavailable_text}")
-        self.setToolTip(reason)
-        self.setProperty("unavailable", True)
-        _repolish(self)
-
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.LeftButton and self.state == "ready":
-            self.clicked.emit()
-            event.accept()
-            return
-        super().mouseReleaseEvent(event)
-
-
-class CaptureViewer(QDialog):
-    """A picture at full size in a scrollable, non-modal window that fits the screen."""
-
-    def __init__(self, paths: Sequence[Path], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("captureViewer")
-        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        self.setModal(False)
-        self.paths = tuple(paths)
-        name = self.paths[0].name if self.paths else ""
-        self.setWindowTitle(self.tr("Screenshot — {name}").format(name=name))
-        self.image_label = QLabel(self.tr("Loading…"))
-        self.image_label.setObjectName("viewerImage")
-        self.image_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.scroller = QScrollArea()
-        self.scroller.setWidget(self.image_label)
-        self.scroller.setWidgetResizable(False)
-        self.scroller.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        box = QVBoxLayout(self)
-        box.setContentsMargins(0, 0, 0, 0)
-        box.addWidget(self.scroller)
-        self.image_label.adjustSize()
-        self.resize(self._fitting(QSize(480, 320)))
-        image_loader().load(self.paths, None, self, self._on_decoded)
-
-    @property
-    def loaded(self) -> bool:
-        pixmap = self.image_label.pixmap()
-        return not pixmap.isNull()
-
-    def _fitting(self, wanted: QSize) -> QSize:
-        screen = self.screen() or QGuiApplication.primaryScreen()
-        if screen is None:
-            return wanted
-        area = screen.availableGeometry().size()
-        return QSize(
-            min(wanted.width(), int(area.width() * VIEWER_SCREEN_SHARE)),
-            min(wanted.height(), int(area.height() * VIEWER_SCREEN_SHARE)),
-        )
-
-    def _on_decoded(self, image: QImage, _size: QSize, reason: str) -> None:
-        if image.isNull():
-            self.image_label.setText(
-                self.tr("This screenshot is unavailable: {reason}").format(reason=reason)
-            )
-            self.image_label.adjustSize()
-            return
-        pixmap = QPixmap.fromImage(image)
-        self.image_label.setPixmap(pixmap)
-        self.image_label.resize(pixmap.size())
-        frame = 2 * self.scroller.frameWidth() + 4
-        self.resize(self._fitting(pixmap.size() + QSize(frame, frame)))
-
-
-# -- the view ----------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -486,16 +70,6 @@ class _Row:
     mark: QLabel | None = None  # "— interrupted" when it cannot go after text
 
 
-@dataclass(slots=True)
-class _RowPlan:
-    """A bubble to build from stored history."""
-
-    speaker: Literal["user", "companion"]
-    turn_id: int
-    items: list[tuple[ItemKind, str | tuple[Path, ...]]] = field(default_factory=list)
-    interrupted: bool = False
-
-
 class TranscriptView(QScrollArea):
     """Both sides of the conversation as chat bubbles, updated live."""
 
@@ -505,7 +79,9 @@ class TranscriptView(QScrollArea):
         super().__init__(parent)
         self.setObjectName("transcript")
         self.companion_name = ""  # the character's name on its bubbles ("" = "Companion")
-        self.setStyleSheet(STYLE)
+        # The expression tags taken out of stored replies: the session's, once it is there.
+        self.expressions: tuple[str, ...] = EXPRESSIONS
+        self.setStyleSheet(TRANSCRIPT_STYLE)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -525,7 +101,7 @@ class TranscriptView(QScrollArea):
         self._companion: dict[int, _Row] = {}
         self._latest_turn: int | None = None
         self._viewers: list[CaptureViewer] = []
-        self._older: list[_RowPlan] = []  # history bubbles still to build, oldest first
+        self._older: list[RowPlan] = []  # history bubbles still to build, oldest first
         self._insert_at: int | None = None
         self._bottom_gap: int | None = None
         self._older_timer = QTimer(self)
@@ -578,16 +154,19 @@ class TranscriptView(QScrollArea):
         row.entry.parts = [(text, False)]
         row.entry.final = final
         assert row.body is not None
-        row.body.setText(text)
+        # Words still being heard trail off: "what's the weather li…".
+        trailing = final or text.endswith(("…", "..."))
+        row.body.setText(text if trailing else f"{text}…")
         row.body.show()
         self._fit(row)
         row.bubble.setProperty("pending", not final)
-        _repolish(row.bubble)
+        repolish(row.bubble)
 
     def add_sentence(self, text: str, *, turn_id: int, thinking: bool = False) -> None:
         """Append one reply sentence to the companion's bubble for `turn_id`; thinking
-        goes in the bubble's collapsed thinking section."""
-        text = text.strip()
+        goes in the bubble's collapsed thinking section. A note the app wrote for the
+        model (which a model may repeat) is never shown as the companion's words."""
+        text = text.strip() if thinking else without_notes(text).strip()
         if not text:
             return
         row = self._companion_row(turn_id)
@@ -602,10 +181,10 @@ class TranscriptView(QScrollArea):
                 section.set_live(not row.entry.interrupted)
                 self._append_segment(row, section)
         else:
-            if isinstance(last, _TextSegment):
+            if isinstance(last, TextSegment):
                 last.sentences.append(text)
             else:
-                last = _TextSegment()
+                last = TextSegment()
                 last.sentences.append(text)
                 self._append_segment(row, last)
             self._render_text(row)
@@ -657,7 +236,7 @@ class TranscriptView(QScrollArea):
         them HISTORY_CHUNK_ROWS at a time on later passes of the event loop, so a long
         conversation never freezes the window (`loading` says when it is done)."""
         self.clear()
-        plans = _plan_history(messages)[-MAX_TRANSCRIPT_ROWS:]
+        plans = plan_history(messages, self.expressions)[-MAX_TRANSCRIPT_ROWS:]
         split = max(0, len(plans) - HISTORY_FIRST_ROWS)
         self._older = plans[:split]
         self._follow = True
@@ -681,7 +260,7 @@ class TranscriptView(QScrollArea):
         if self._older:
             self._older_timer.start()
 
-    def _build_rows(self, plans: Sequence[_RowPlan], *, at: int | None) -> None:
+    def _build_rows(self, plans: Sequence[RowPlan], *, at: int | None) -> None:
         """Build bubbles for `plans`, appended (`at` None) or from position `at` on."""
         latest = self._latest_turn
         self._insert_at = at
@@ -697,7 +276,7 @@ class TranscriptView(QScrollArea):
 
     # -- building ------------------------------------------------------------------------
 
-    def _build(self, plan: _RowPlan) -> None:
+    def _build(self, plan: RowPlan) -> None:
         if plan.speaker == "user":
             row = self._user_row(plan.turn_id, final=True)
             for kind, payload in plan.items:
@@ -786,9 +365,9 @@ class TranscriptView(QScrollArea):
         """Re-draw the answer text; the "interrupted" mark follows the last piece."""
         last = row.segments[-1] if row.segments else None
         for segment in row.segments:
-            if isinstance(segment, _TextSegment):
+            if isinstance(segment, TextSegment):
                 segment.show_text(interrupted=row.entry.interrupted and segment is last)
-        needs_mark = row.entry.interrupted and not isinstance(last, _TextSegment)
+        needs_mark = row.entry.interrupted and not isinstance(last, TextSegment)
         if needs_mark and row.mark is None:
             row.mark = QLabel(_tr("— interrupted"))
             row.mark.setObjectName("interruptedMark")
@@ -867,7 +446,7 @@ class TranscriptView(QScrollArea):
         if row.body is not None:
             labels.append((row.body, row.entry.text))
         for segment in row.segments:
-            if isinstance(segment, _TextSegment):
+            if isinstance(segment, TextSegment):
                 extra = " " + _tr("— interrupted") if row.entry.interrupted else ""
                 labels.append((segment, segment.plain + extra))
             elif isinstance(segment, ThinkingSection):
@@ -893,93 +472,11 @@ class TranscriptView(QScrollArea):
             self._bottom_gap = None  # the loading is over: live lines scroll as usual
 
 
-# -- stored history to bubbles ---------------------------------------------------------------
-
-_KNOWN_EXPRESSIONS = {name.lower() for name in EXPRESSIONS}
-_BRACKET_TAG = re.compile(
-    r"\[\s*([A-Za-z][\w-]*)\s*(?::\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)\s*)?\](?!\()"
-)
-_THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
-
-
-def _shown_text(text: str) -> str:
-    """Stored reply text as the transcript showed it live: expression tags gone."""
-
-    def drop_known(match: re.Match[str]) -> str:
-        return " " if match[1].lower() in _KNOWN_EXPRESSIONS else match[0]
-
-    return tidy_spaces(INLINE_TAG.sub(" ", _BRACKET_TAG.sub(drop_known, text))).strip()
-
-
-def _split_think(text: str) -> list[tuple[ItemKind, str]]:
-    """Text with inline `<think>` … `</think>` as thinking and answer pieces, in order."""
-    out: list[tuple[ItemKind, str]] = []
-    at = 0
-    for match in _THINK.finditer(text):
-        out.append(("text", text[at : match.start()]))
-        out.append(("thinking", match[1]))
-        at = match.end()
-    out.append(("text", text[at:]))
-    cleaned: list[tuple[ItemKind, str]] = []
-    for kind, piece in out:
-        piece = piece.strip() if kind == "thinking" else _shown_text(piece)
-        if piece:
-            cleaned.append((kind, piece))
-    return cleaned
-
-
-def _picture_paths(image: ImageBlock) -> tuple[Path, ...]:
-    """Where a stored picture can be read: the user's original, else the model's copy."""
-    paths = [image.original.path]
-    if image.model.path != image.original.path:
-        paths.append(image.model.path)
-    return tuple(paths)
-
-
-def _plan_history(messages: Sequence[Msg]) -> list[_RowPlan]:
-    """The bubbles a stored conversation makes: one for each user message, one for the
-    companion's whole reply to it (its tool round trips included)."""
-    plans: list[_RowPlan] = []
-    turn = 0
-    reply: _RowPlan | None = None
-    for msg in messages:
-        if msg.role == Role.SYSTEM:
-            continue
-        if msg.role == Role.USER:
-            turn += 1
-            reply = None
-            plan = _RowPlan("user", -turn)
-            for block in msg.blocks:
-                if isinstance(block, TextBlock) and block.text.strip():
-                    plan.items.append(("text", block.text.strip()))
-                elif isinstance(block, ImageBlock):
-                    plan.items.append(("image", _picture_paths(block)))
-            if plan.items:
-                plans.append(plan)
-            continue
-        if reply is None:
-            if turn == 0:
-                turn = 1
-            reply = _RowPlan("companion", -turn)
-            plans.append(reply)
-        for block in msg.blocks:
-            if isinstance(block, TextBlock):
-                reply.items.extend(_split_think(block.text))
-            elif isinstance(block, ThinkingBlock) and not block.redacted and block.text.strip():
-                reply.items.append(("thinking", block.text.strip()))
-            elif isinstance(block, ToolUseBlock):
-                reply.items.append(("tool", block.name))
-            elif isinstance(block, ImageBlock):
-                reply.items.append(("image", _picture_paths(block)))
-            elif isinstance(block, ToolResultBlock):
-                reply.items.extend(("image", _picture_paths(image)) for image in block.images)
-        if msg.role == Role.ASSISTANT and msg.metadata.get("interrupted"):
-            reply.interrupted = True
-    return [plan for plan in plans if plan.items or plan.interrupted]
-
-
 __all__ = [
+    "HISTORY_CHUNK_ROWS",
+    "HISTORY_FIRST_ROWS",
     "MAX_TRANSCRIPT_ROWS",
+    "THUMBNAIL_BOX",
     "TOOL_LABELS",
     "CaptureThumbnail",
     "CaptureViewer",

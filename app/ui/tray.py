@@ -10,7 +10,7 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, QRectF,
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
-from app.ui.pet import MenuActions
+from app.ui.pet_menu import MenuActions
 
 NO_TRAY_NOTICE = str(
     QT_TRANSLATE_NOOP(

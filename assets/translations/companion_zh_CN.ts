@@ -43,6 +43,42 @@
         <translation>正在播放…</translation>
     </message>
     <message>
+        <source>{name}, installed ({size} MB)</source>
+        <translation>{name}，已安装（{size} MB）</translation>
+    </message>
+    <message>
+        <source>your own file {file} ({size} MB)</source>
+        <translation>你自己的文件 {file}（{size} MB）</translation>
+    </message>
+    <message>
+        <source>Built in: Whisper {size}, many languages</source>
+        <translation>内置：Whisper {size}，多语言</translation>
+    </message>
+    <message>
+        <source>{model}: {count} parts installed ({size} MB), joined at the first start</source>
+        <translation>{model}：已安装 {count} 个分卷（{size} MB），首次启动时合并</translation>
+    </message>
+    <message>
+        <source>{name}, installed</source>
+        <translation>{name}，已安装</translation>
+    </message>
+    <message>
+        <source>Built in: Whisper {size}, English</source>
+        <translation>内置：Whisper {size}，英语</translation>
+    </message>
+    <message>
+        <source>not used (turns end after a silence)</source>
+        <translation>未使用（静默后结束你的发言）</translation>
+    </message>
+    <message>
+        <source>an online service, {service}</source>
+        <translation>在线服务：{service}</translation>
+    </message>
+    <message>
+        <source>your own model {folder}</source>
+        <translation>你自己的模型 {folder}</translation>
+    </message>
+    <message>
         <source>Microphone</source>
         <translation>麦克风</translation>
     </message>
@@ -59,8 +95,32 @@
         <translation>语音检测模型</translation>
     </message>
     <message>
+        <source>Turn model</source>
+        <translation>话轮模型</translation>
+    </message>
+    <message>
         <source>Speech recognition model</source>
         <translation>语音识别模型</translation>
+    </message>
+    <message>
+        <source>The model answered, but with no words: “{answer}”.</source>
+        <translation>模型回答了，但没有说出任何字：“{answer}”。</translation>
+    </message>
+    <message>
+        <source>The model&apos;s answer holds its control text (“{answer}”): it may be run with the wrong chat template; try another model file.</source>
+        <translation>模型的回答里有它的控制文本（“{answer}”）：它可能用了错误的对话模板；请换一个模型文件试试。</translation>
+    </message>
+    <message>
+        <source>The server sent an error as the answer: “{answer}”.</source>
+        <translation>服务器把一条错误当作回答发了回来：“{answer}”。</translation>
+    </message>
+    <message>
+        <source>The model repeats itself instead of answering (“{answer}”): it may be too small or set up wrongly.</source>
+        <translation>模型在重复自己而不是回答（“{answer}”）：它可能太小，或者设置有误。</translation>
+    </message>
+    <message>
+        <source>The model only said the question back.</source>
+        <translation>模型只是把问题重复了一遍。</translation>
     </message>
     <message>
         <source>The model answered, but with no text.</source>
@@ -69,10 +129,6 @@
     <message>
         <source>The microphone sent no sound at all.</source>
         <translation>麦克风完全没有传来声音。</translation>
-    </message>
-    <message>
-        <source>a hosted service ({adapter})</source>
-        <translation>在线服务（{adapter}）</translation>
     </message>
     <message>
         <source>The voice made no sound.</source>
@@ -220,8 +276,8 @@
 <context>
     <name>FirstRunGuide</name>
     <message>
-        <source>Companion can look at your screen when you ask it to (“what do you think of this?”). It takes a screenshot only when the model asks for one, you always see a notice when it happens, and the picture stays on this computer unless you use a hosted model. If you prefer, it can ask you before every screenshot.</source>
-        <translation>你可以让 Companion 看看你的屏幕（比如问“你觉得这个怎么样？”）。只有模型需要时它才会截图，每次截图你都会看到提示；除非你使用在线模型，否则截图只会留在这台电脑上。如果你愿意，也可以让它每次截图前先问你。</translation>
+        <source>Companion can look at your screen when you ask it to (“what do you think of this?”). It takes a screenshot only when you ask about your screen or the model asks for one, you always see a notice when it happens, and the picture stays on this computer unless you use a hosted model. If you prefer, it can ask you before every screenshot.</source>
+        <translation>你让 Companion 看屏幕时，它就能看（“你觉得这个怎么样？”）。只有在你问到屏幕上的内容或模型请求截图时，它才会截图；每次截图你都会看到提示，而且除非你使用在线模型，图片只保存在这台电脑上。如果你愿意，它也可以在每次截图前先问你。</translation>
     </message>
     <message>
         <source>Welcome to Companion</source>
@@ -248,8 +304,24 @@
         <translation>试一试：说句话，就能听到自己的回放。</translation>
     </message>
     <message>
-        <source>Play a sample (speaker)</source>
-        <translation>播放试听（扬声器）</translation>
+        <source>Pick the companion&apos;s voice (play both to compare):</source>
+        <translation>选择伙伴的声音（两个都试听一下再比较）：</translation>
+    </message>
+    <message>
+        <source>Natural voice: offline, for English (other languages use the system voice)</source>
+        <translation>自然语音：离线，用于英语（其他语言使用系统语音）</translation>
+    </message>
+    <message>
+        <source>System voice: the computer&apos;s own speech</source>
+        <translation>系统语音：电脑自带的语音合成</translation>
+    </message>
+    <message>
+        <source>Play the natural voice</source>
+        <translation>试听自然语音</translation>
+    </message>
+    <message>
+        <source>Play the system voice</source>
+        <translation>试听系统语音</translation>
     </message>
     <message>
         <source>&lt;h3&gt;Looking at your screen&lt;/h3&gt;</source>
@@ -264,12 +336,16 @@
         <translation>&lt;h3&gt;由谁来思考？&lt;/h3&gt;</translation>
     </message>
     <message>
-        <source>The embedded model: offline, private, small</source>
-        <translation>内置模型：离线、私密、小巧</translation>
+        <source>An embedded model: offline and private</source>
+        <translation>内置模型：离线、私密</translation>
     </message>
     <message>
         <source>A hosted model (needs an account and a key)</source>
         <translation>在线模型（需要账号和密钥）</translation>
+    </message>
+    <message>
+        <source>These are for a hosted model only: choose “A hosted model” above to fill them in. The embedded model needs no name, address or key.</source>
+        <translation>这些只用于托管模型：在上面选择“托管模型”后才能填写。内嵌模型不需要名称、地址或密钥。</translation>
     </message>
     <message>
         <source>for example gpt-4o-mini</source>
@@ -331,6 +407,14 @@
         <source>Could not save the settings: {error}</source>
         <translation>无法保存设置：{error}</translation>
     </message>
+    <message>
+        <source>All set. The new chat model is used when Companion restarts.</source>
+        <translation>全部就绪。新的对话模型会在 Companion 重新启动后使用。</translation>
+    </message>
+    <message>
+        <source>All set. Say hello, or type to the companion below.</source>
+        <translation>全部就绪。打个招呼，或者在下面打字和伙伴聊天吧。</translation>
+    </message>
 </context>
 <context>
     <name>Hotkeys</name>
@@ -367,79 +451,30 @@
     </message>
 </context>
 <context>
+    <name>Live2DPreview</name>
+    <message>
+        <source>Preview</source>
+        <translation>预览</translation>
+    </message>
+    <message>
+        <source>Reading the model…</source>
+        <translation>正在读取模型…</translation>
+    </message>
+    <message>
+        <source>(no folder could be written)</source>
+        <translation>（没有可写入的文件夹）</translation>
+    </message>
+    <message>
+        <source>{name}: the expression tags {tags}. Edit them in {file}.</source>
+        <translation>{name}：表情标签 {tags}。可在 {file} 中编辑。</translation>
+    </message>
+    <message>
+        <source>The built-in avatar.</source>
+        <translation>内置形象。</translation>
+    </message>
+</context>
+<context>
     <name>MainWindow</name>
-    <message>
-        <source>Always on</source>
-        <translation>常开</translation>
-    </message>
-    <message>
-        <source>Push to talk</source>
-        <translation>按住说话</translation>
-    </message>
-    <message>
-        <source>Muted</source>
-        <translation>静音</translation>
-    </message>
-    <message>
-        <source>loading the speech and chat models</source>
-        <translation>正在加载语音和对话模型</translation>
-    </message>
-    <message>
-        <source>no microphone: type your messages</source>
-        <translation>没有麦克风：请输入文字</translation>
-    </message>
-    <message>
-        <source>the microphone is gone: type your messages</source>
-        <translation>麦克风已断开：请输入文字</translation>
-    </message>
-    <message>
-        <source>interrupted</source>
-        <translation>已打断</translation>
-    </message>
-    <message>
-        <source>didn&apos;t catch that</source>
-        <translation>没听清</translation>
-    </message>
-    <message>
-        <source>Starting</source>
-        <translation>正在启动</translation>
-    </message>
-    <message>
-        <source>Loading</source>
-        <translation>正在加载</translation>
-    </message>
-    <message>
-        <source>Listening</source>
-        <translation>聆听中</translation>
-    </message>
-    <message>
-        <source>Hearing you</source>
-        <translation>正在听你说</translation>
-    </message>
-    <message>
-        <source>Transcribing</source>
-        <translation>正在识别</translation>
-    </message>
-    <message>
-        <source>Thinking</source>
-        <translation>思考中</translation>
-    </message>
-    <message>
-        <source>Speaking</source>
-        <translation>说话中</translation>
-    </message>
-    <message>
-        <source>Mic off</source>
-        <translation>麦克风已关闭</translation>
-    </message>
-    <message>
-        <source>Ready</source>
-        <translation>就绪</translation>
-    </message>
-    <message>
-        <source>Error</source>
-        <translation>出错了</translation>
-    </message>
     <message>
         <source>Send the message (Enter)</source>
         <translation>发送消息 (Enter)</translation>
@@ -457,16 +492,12 @@
         <translation>按 Esc 可停止回复</translation>
     </message>
     <message>
-        <source>How the microphone listens</source>
-        <translation>麦克风的收音方式</translation>
+        <source>💭 Memory</source>
+        <translation>💭 记忆</translation>
     </message>
     <message>
-        <source>Hold to talk</source>
-        <translation>按住说话</translation>
-    </message>
-    <message>
-        <source>Hold while you speak; release to send</source>
-        <translation>说话时按住，松开即发送</translation>
+        <source>What the companion remembers about you</source>
+        <translation>伙伴记得的关于你的事</translation>
     </message>
     <message>
         <source>Type a message…</source>
@@ -483,18 +514,6 @@
     <message>
         <source>Stop the reply (Esc)</source>
         <translation>停止回复 (Esc)</translation>
-    </message>
-    <message>
-        <source>● Mic live</source>
-        <translation>● 正在收音</translation>
-    </message>
-    <message>
-        <source>The microphone is on and listening</source>
-        <translation>麦克风已开启，正在聆听</translation>
-    </message>
-    <message>
-        <source>📸 Screenshot taken</source>
-        <translation>📸 已截图</translation>
     </message>
     <message>
         <source>all screens</source>
@@ -517,38 +536,6 @@
         <translation>伙伴想截一张图，看看你的屏幕。</translation>
     </message>
     <message>
-        <source>still waiting for {0} ({1} s)</source>
-        <translation>仍在等待 {0}（{1} 秒）</translation>
-    </message>
-    <message>
-        <source>No mic</source>
-        <translation>无麦克风</translation>
-    </message>
-    <message>
-        <source>Microphone unavailable: {0}</source>
-        <translation>麦克风不可用：{0}</translation>
-    </message>
-    <message>
-        <source>Microphone unavailable</source>
-        <translation>麦克风不可用</translation>
-    </message>
-    <message>
-        <source>Mic on</source>
-        <translation>麦克风已开启</translation>
-    </message>
-    <message>
-        <source>The microphone is listening. Click to mute it.</source>
-        <translation>麦克风正在聆听，点击可静音。</translation>
-    </message>
-    <message>
-        <source>The microphone is off. Click to talk.</source>
-        <translation>麦克风已关闭，点击开始说话。</translation>
-    </message>
-    <message>
-        <source>Microphone unavailable — {0}</source>
-        <translation>麦克风不可用 — {0}</translation>
-    </message>
-    <message>
         <source>Could not show the conversation: {0}</source>
         <translation>无法显示对话：{0}</translation>
     </message>
@@ -561,16 +548,16 @@
         <translation>无法停止：{0}</translation>
     </message>
     <message>
-        <source>Could not switch the microphone: {0}</source>
-        <translation>无法切换麦克风：{0}</translation>
-    </message>
-    <message>
         <source>Switch to desktop pet (Ctrl+P)</source>
         <translation>切换到桌宠 (Ctrl+P)</translation>
     </message>
     <message>
         <source>Settings… (Ctrl+,)</source>
         <translation>设置… (Ctrl+,)</translation>
+    </message>
+    <message>
+        <source>Memory…</source>
+        <translation>记忆…</translation>
     </message>
     <message>
         <source>Quit Companion (Ctrl+Q)</source>
@@ -587,6 +574,120 @@
     <message>
         <source>Could not {0}: {1}</source>
         <translation>无法{0}：{1}</translation>
+    </message>
+</context>
+<context>
+    <name>MemoryNotice</name>
+    <message>
+        <source>💭 Remembered: {0}</source>
+        <translation>💭 记住了：{0}</translation>
+    </message>
+    <message>
+        <source>💭 Updated: {0}</source>
+        <translation>💭 更新了：{0}</translation>
+    </message>
+    <message>
+        <source>💭 Forgot: {0}</source>
+        <translation>💭 忘掉了：{0}</translation>
+    </message>
+    <message>
+        <source>💭 Undone</source>
+        <translation>💭 已撤销</translation>
+    </message>
+    <message>
+        <source>Click to undo</source>
+        <translation>点击撤销</translation>
+    </message>
+</context>
+<context>
+    <name>MemoryPage</name>
+    <message>
+        <source>Memory</source>
+        <translation>记忆</translation>
+    </message>
+    <message>
+        <source>What {0} remembers about you</source>
+        <translation>{0} 记得的关于你的事</translation>
+    </message>
+    <message>
+        <source>Kept on this computer, in the data folder; only the chat model you chose reads it. In a conversation, say “remember that …”, “forget …” or “what do you remember about me?”. Double-click a memory to change it.</source>
+        <translation>保存在这台电脑的数据文件夹里，只有你选择的聊天模型会读取。在对话中可以说“记住……”、“忘掉……”或“你记得我什么？”。双击一条记忆即可修改。</translation>
+    </message>
+    <message>
+        <source>Memory is off: nothing new is remembered or recalled. Turn it on in Settings → Privacy.</source>
+        <translation>记忆已关闭：不会记住新内容，也不会回忆旧内容。可在“设置 → 隐私”中开启。</translation>
+    </message>
+    <message>
+        <source>Search memories…</source>
+        <translation>搜索记忆…</translation>
+    </message>
+    <message>
+        <source>Edit</source>
+        <translation>编辑</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation>导出…</translation>
+    </message>
+    <message>
+        <source>Import…</source>
+        <translation>导入…</translation>
+    </message>
+    <message>
+        <source>Forget everything…</source>
+        <translation>全部忘掉…</translation>
+    </message>
+    <message>
+        <source>Close</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>{kind} · remembered {day} · recalled {count} times</source>
+        <translation>{kind} · 记于 {day} · 回忆过 {count} 次</translation>
+    </message>
+    <message>
+        <source>{0} of {1} memories</source>
+        <translation>{1} 条记忆中的 {0} 条</translation>
+    </message>
+    <message>
+        <source>{0} memories</source>
+        <translation>{0} 条记忆</translation>
+    </message>
+    <message>
+        <source>A memory needs some words; use Delete to remove it.</source>
+        <translation>记忆不能为空；要去掉它请用“删除”。</translation>
+    </message>
+    <message>
+        <source>Forget everything?</source>
+        <translation>全部忘掉？</translation>
+    </message>
+    <message>
+        <source>Erase all {0} memories? This cannot be undone.</source>
+        <translation>要抹去全部 {0} 条记忆吗？此操作无法撤销。</translation>
+    </message>
+    <message>
+        <source>Export memories</source>
+        <translation>导出记忆</translation>
+    </message>
+    <message>
+        <source>Import memories</source>
+        <translation>导入记忆</translation>
+    </message>
+    <message>
+        <source>Memory files (*.json)</source>
+        <translation>记忆文件 (*.json)</translation>
+    </message>
+    <message>
+        <source>Exported {0} memories to {1}</source>
+        <translation>已导出 {0} 条记忆到 {1}</translation>
+    </message>
+    <message>
+        <source>Imported {0} new memories from {1}</source>
+        <translation>已从 {1} 导入 {0} 条新记忆</translation>
     </message>
 </context>
 <context>
@@ -641,6 +742,65 @@
     </message>
 </context>
 <context>
+    <name>MicControls</name>
+    <message>
+        <source>Always on</source>
+        <translation>常开</translation>
+    </message>
+    <message>
+        <source>Push to talk</source>
+        <translation>按住说话</translation>
+    </message>
+    <message>
+        <source>Muted</source>
+        <translation>静音</translation>
+    </message>
+    <message>
+        <source>Mic off</source>
+        <translation>麦克风已关闭</translation>
+    </message>
+    <message>
+        <source>How the microphone listens</source>
+        <translation>麦克风的收音方式</translation>
+    </message>
+    <message>
+        <source>Hold to talk</source>
+        <translation>按住说话</translation>
+    </message>
+    <message>
+        <source>Hold while you speak; release to send</source>
+        <translation>说话时按住，松开即发送</translation>
+    </message>
+    <message>
+        <source>No mic</source>
+        <translation>无麦克风</translation>
+    </message>
+    <message>
+        <source>Microphone unavailable</source>
+        <translation>麦克风不可用</translation>
+    </message>
+    <message>
+        <source>The microphone is listening. Click to mute it.</source>
+        <translation>麦克风正在聆听，点击可静音。</translation>
+    </message>
+    <message>
+        <source>The microphone is off. Click to talk.</source>
+        <translation>麦克风已关闭，点击开始说话。</translation>
+    </message>
+    <message>
+        <source>Mic on</source>
+        <translation>麦克风已开启</translation>
+    </message>
+    <message>
+        <source>Microphone unavailable: {0}</source>
+        <translation>麦克风不可用：{0}</translation>
+    </message>
+    <message>
+        <source>Could not switch the microphone: {0}</source>
+        <translation>无法切换麦克风：{0}</translation>
+    </message>
+</context>
+<context>
     <name>PetWindow</name>
     <message>
         <source>On this Wayland desktop the pet cannot keep itself above other windows or remember its place: the desktop decides. Install XWayland (or start with QT_QPA_PLATFORM=xcb) for a pet that stays on top.</source>
@@ -654,12 +814,20 @@
         <translation>Companion 设置</translation>
     </message>
     <message>
-        <source>Companion looks at your screen only when the model asks for a screenshot, and you always see a notice when it does. Keys are kept in your system&apos;s keyring, never in the settings file.</source>
-        <translation>只有在模型请求截图时，Companion 才会查看你的屏幕，而且每次都会提示你。密钥保存在系统钥匙串中，绝不会写入设置文件。</translation>
+        <source>Companion looks at your screen only when you ask about it or the model asks for a screenshot, and you always see a notice when it does. Keys are kept in your system&apos;s keyring, never in the settings file.</source>
+        <translation>只有在你问到屏幕或模型请求截图时，Companion 才会查看你的屏幕，而且每次都会提示你。密钥保存在系统钥匙串中，绝不会写入设置文件。</translation>
     </message>
     <message>
-        <source>Everything else the settings file holds. Maps and lists are written as JSON.</source>
-        <translation>设置文件中的其余选项。映射和列表以 JSON 格式填写。</translation>
+        <source>Open the Memory page…</source>
+        <translation>打开记忆页面…</translation>
+    </message>
+    <message>
+        <source>See, edit, export or erase what the companion remembers about you</source>
+        <translation>查看、编辑、导出或抹去伙伴记得的关于你的事</translation>
+    </message>
+    <message>
+        <source>Fine tuning and everything else the settings file holds. The usual values suit most people.</source>
+        <translation>细节调整，以及设置文件里的其他所有内容。默认值适合大多数人。</translation>
     </message>
     <message>
         <source>Enter the model&apos;s name (as the provider spells it).</source>
@@ -726,6 +894,10 @@
         <translation>语音检测</translation>
     </message>
     <message>
+        <source>Turn-taking</source>
+        <translation>轮流对话</translation>
+    </message>
+    <message>
         <source>Sound</source>
         <translation>音频</translation>
     </message>
@@ -742,6 +914,10 @@
         <translation>智能体</translation>
     </message>
     <message>
+        <source>Live2D model</source>
+        <translation>Live2D 模型</translation>
+    </message>
+    <message>
         <source>VTube Studio</source>
         <translation>VTube Studio</translation>
     </message>
@@ -752,6 +928,10 @@
     <message>
         <source>MCP servers</source>
         <translation>MCP 服务器</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>记忆</translation>
     </message>
     <message>
         <source>Base URL</source>
@@ -778,6 +958,10 @@
         <translation>麦克风模式</translation>
     </message>
     <message>
+        <source>How your turn ends</source>
+        <translation>你的发言如何结束</translation>
+    </message>
+    <message>
         <source>Engine</source>
         <translation>引擎</translation>
     </message>
@@ -798,12 +982,36 @@
         <translation>剪贴板</translation>
     </message>
     <message>
+        <source>Long-term memory</source>
+        <translation>长期记忆</translation>
+    </message>
+    <message>
+        <source>Learning</source>
+        <translation>学习</translation>
+    </message>
+    <message>
+        <source>Memory read per reply</source>
+        <translation>每次回复读取的记忆</translation>
+    </message>
+    <message>
         <source>Ask me before each screenshot</source>
         <translation>每次截图前先问我</translation>
     </message>
     <message>
         <source>Let the companion read the clipboard</source>
         <translation>允许伙伴读取剪贴板</translation>
+    </message>
+    <message>
+        <source>The eyes follow the mouse pointer</source>
+        <translation>眼睛跟随鼠标指针</translation>
+    </message>
+    <message>
+        <source>Remember me from one conversation to the next</source>
+        <translation>在不同对话之间记住我</translation>
+    </message>
+    <message>
+        <source>Learn what to remember from what I say</source>
+        <translation>从我说的话里学习要记住什么</translation>
     </message>
     <message>
         <source>Always on</source>
@@ -822,6 +1030,14 @@
         <translation> 词/分钟</translation>
     </message>
     <message>
+        <source> fps</source>
+        <translation> 帧/秒</translation>
+    </message>
+    <message>
+        <source> tokens</source>
+        <translation> 个词元</translation>
+    </message>
+    <message>
         <source>only for an OpenAI-compatible server</source>
         <translation>仅用于 OpenAI 兼容服务器</translation>
     </message>
@@ -838,16 +1054,36 @@
         <translation>默认角色</translation>
     </message>
     <message>
+        <source>the folder with your model&apos;s .model3.json file</source>
+        <translation>包含模型 .model3.json 文件的文件夹</translation>
+    </message>
+    <message>
+        <source>Built-in</source>
+        <translation>内置</translation>
+    </message>
+    <message>
+        <source>Live2D model…</source>
+        <translation>Live2D 模型…</translation>
+    </message>
+    <message>
+        <source>Choose the folder of your Live2D model</source>
+        <translation>选择你的 Live2D 模型所在的文件夹</translation>
+    </message>
+    <message>
+        <source>Choose the folder of an avatar pack</source>
+        <translation>选择形象包所在的文件夹</translation>
+    </message>
+    <message>
+        <source>Programs that give the model more tools (MCP servers), each under a name of your choice.</source>
+        <translation>给模型提供更多工具的程序（MCP 服务器），每个用你起的名字命名。</translation>
+    </message>
+    <message>
+        <source>The program that starts the server, with its arguments, on one line as you would type it in a terminal.</source>
+        <translation>启动服务器的程序及其参数，写成一行，就像在终端里输入的那样。</translation>
+    </message>
+    <message>
         <source>Chat</source>
         <translation>对话</translation>
-    </message>
-    <message>
-        <source>The chat model. `model` is `provider/name`; `local/smollm2` is the embedded default.</source>
-        <translation>对话模型。`model` 的格式为 `provider/name`；默认使用内置的 `local/smollm2`。</translation>
-    </message>
-    <message>
-        <source>The chat model that answers you, as provider/name; local/smollm2 runs offline on this computer.</source>
-        <translation>负责回答你的对话模型，格式为 provider/name；local/smollm2 在这台电脑上离线运行。</translation>
     </message>
     <message>
         <source>The address of the chat model&apos;s server, such as http://127.0.0.1:8080/v1; empty uses the provider&apos;s usual address.</source>
@@ -866,24 +1102,20 @@
         <translation>温度</translation>
     </message>
     <message>
-        <source>How varied the replies are: lower is steadier, higher more playful; automatic leaves it to the model.</source>
-        <translation>回复的多样性：越低越稳定，越高越活泼；选“自动”则由模型决定。</translation>
-    </message>
-    <message>
         <source>Max tokens</source>
         <translation>最大 token 数</translation>
-    </message>
-    <message>
-        <source>The longest reply, in tokens (a token is about three quarters of a word); automatic leaves it to the model.</source>
-        <translation>回复的最大长度，单位为 token（1 个 token 约为 3/4 个英文单词）；选“自动”则由模型决定。</translation>
     </message>
     <message>
         <source>Timeout (s)</source>
         <translation>超时（秒）</translation>
     </message>
     <message>
-        <source>How long to wait for the chat model (and the vision model), in seconds, before giving up.</source>
-        <translation>等待对话模型（及视觉模型）响应的最长时间，单位为秒，超时即放弃。</translation>
+        <source>Amazon Bedrock only: the AWS region to use, such as us-east-1; empty uses AWS_REGION or the AWS profile&apos;s region.</source>
+        <translation>仅用于 Amazon Bedrock：要使用的 AWS 区域，例如 us-east-1；留空则使用 AWS_REGION 或 AWS 配置文件中的区域。</translation>
+    </message>
+    <message>
+        <source>Amazon Bedrock only: the AWS profile whose credentials sign the requests (from ~/.aws); empty uses AWS_PROFILE or the default credentials.</source>
+        <translation>仅用于 Amazon Bedrock：用其凭证为请求签名的 AWS 配置（来自 ~/.aws）；留空则使用 AWS_PROFILE 或默认凭证。</translation>
     </message>
     <message>
         <source>Local model path</source>
@@ -898,16 +1130,8 @@
         <translation>本地线程数</translation>
     </message>
     <message>
-        <source>Offline model only: how many processor threads it may use; automatic uses all of them.</source>
-        <translation>仅限离线模型：可使用的处理器线程数；选“自动”则使用全部线程。</translation>
-    </message>
-    <message>
         <source>Local context</source>
         <translation>本地上下文长度</translation>
-    </message>
-    <message>
-        <source>Offline model only: how much conversation it can keep in mind at once, in tokens.</source>
-        <translation>仅限离线模型：一次能记住多少对话内容，单位为 token。</translation>
     </message>
     <message>
         <source>Speech</source>
@@ -942,16 +1166,624 @@
         <translation>语言</translation>
     </message>
     <message>
+        <source>Server address</source>
+        <translation>服务器地址</translation>
+    </message>
+    <message>
+        <source>OpenAI interface</source>
+        <translation>OpenAI 接口</translation>
+    </message>
+    <message>
+        <source>Creativity</source>
+        <translation>创意程度</translation>
+    </message>
+    <message>
+        <source>Longest reply</source>
+        <translation>最长回复</translation>
+    </message>
+    <message>
+        <source>Wait for an answer</source>
+        <translation>等待回答的时间</translation>
+    </message>
+    <message>
+        <source>Amazon Bedrock region</source>
+        <translation>Amazon Bedrock 区域</translation>
+    </message>
+    <message>
+        <source>Amazon Bedrock profile</source>
+        <translation>Amazon Bedrock 配置</translation>
+    </message>
+    <message>
+        <source>Own offline model file</source>
+        <translation>自己的离线模型文件</translation>
+    </message>
+    <message>
+        <source>Offline model&apos;s processor threads</source>
+        <translation>离线模型的处理器线程数</translation>
+    </message>
+    <message>
+        <source>Offline model&apos;s memory span</source>
+        <translation>离线模型能记住的对话长度</translation>
+    </message>
+    <message>
+        <source>Recognition model</source>
+        <translation>识别模型</translation>
+    </message>
+    <message>
+        <source>Own recognition model folder</source>
+        <translation>自己的识别模型文件夹</translation>
+    </message>
+    <message>
+        <source>Language you speak</source>
+        <translation>你说的语言</translation>
+    </message>
+    <message>
+        <source>Recognition&apos;s processor threads</source>
+        <translation>识别使用的处理器线程数</translation>
+    </message>
+    <message>
+        <source>Speech service address</source>
+        <translation>语音服务地址</translation>
+    </message>
+    <message>
+        <source>Speech service key</source>
+        <translation>语音服务密钥</translation>
+    </message>
+    <message>
+        <source>Volcengine app ID</source>
+        <translation>火山引擎应用 ID</translation>
+    </message>
+    <message>
+        <source>Volcengine resource ID</source>
+        <translation>火山引擎资源 ID</translation>
+    </message>
+    <message>
+        <source>Live preview of your words every</source>
+        <translation>实时预览你说的话，每隔</translation>
+    </message>
+    <message>
+        <source>Wait for the speech service</source>
+        <translation>等待语音服务的时间</translation>
+    </message>
+    <message>
+        <source>Sureness that you started speaking</source>
+        <translation>判断你开始说话的把握</translation>
+    </message>
+    <message>
+        <source>Sureness that you paused</source>
+        <translation>判断你停顿的把握</translation>
+    </message>
+    <message>
+        <source>Silence that ends your turn</source>
+        <translation>结束你发言的静音时长</translation>
+    </message>
+    <message>
+        <source>Sound kept from before you spoke</source>
+        <translation>保留你开口之前的声音</translation>
+    </message>
+    <message>
+        <source>Shortest sound that counts as speech</source>
+        <translation>算作说话的最短声音</translation>
+    </message>
+    <message>
+        <source>Longest turn of speech</source>
+        <translation>一次发言的最长时间</translation>
+    </message>
+    <message>
+        <source>Speaking needed to interrupt</source>
+        <translation>打断所需的说话时长</translation>
+    </message>
+    <message>
+        <source>First look after you stop</source>
+        <translation>你停下后第一次判断</translation>
+    </message>
+    <message>
+        <source>Look again after</source>
+        <translation>再次判断间隔</translation>
+    </message>
+    <message>
+        <source>Sureness that you are done</source>
+        <translation>判断你说完的把握</translation>
+    </message>
+    <message>
+        <source>Silence after a finished sentence</source>
+        <translation>说完一句话后的静音</translation>
+    </message>
+    <message>
+        <source>Longest silence before replying</source>
+        <translation>回复前的最长静音</translation>
+    </message>
+    <message>
+        <source>Your words while you speak</source>
+        <translation>说话时显示你的话</translation>
+    </message>
+    <message>
+        <source>Pause that shows your words</source>
+        <translation>显示你的话所需的停顿</translation>
+    </message>
+    <message>
+        <source>Start answering early</source>
+        <translation>提前开始回答</translation>
+    </message>
+    <message>
+        <source>Room echo lasts</source>
+        <translation>房间回声持续</translation>
+    </message>
+    <message>
+        <source>Interrupting</source>
+        <translation>打断</translation>
+    </message>
+    <message>
+        <source>Keeping its own voice out of the microphone</source>
+        <translation>不让麦克风听到它自己的声音</translation>
+    </message>
+    <message>
+        <source>Carry on after a false interruption</source>
+        <translation>误打断后继续说</translation>
+    </message>
+    <message>
+        <source>Voice name</source>
+        <translation>声音名称</translation>
+    </message>
+    <message>
+        <source>Speaking speed</source>
+        <translation>语速</translation>
+    </message>
+    <message>
+        <source>Sentences prepared ahead</source>
+        <translation>提前准备的句子数</translation>
+    </message>
+    <message>
+        <source>Own natural-voice model file</source>
+        <translation>自己的自然语音模型文件</translation>
+    </message>
+    <message>
+        <source>Speech server address</source>
+        <translation>语音服务器地址</translation>
+    </message>
+    <message>
+        <source>Speech server model</source>
+        <translation>语音服务器模型</translation>
+    </message>
+    <message>
+        <source>Speech server key</source>
+        <translation>语音服务器密钥</translation>
+    </message>
+    <message>
+        <source>Sound format from the server</source>
+        <translation>服务器发送的声音格式</translation>
+    </message>
+    <message>
+        <source>Wait for the speech server</source>
+        <translation>等待语音服务器的时间</translation>
+    </message>
+    <message>
+        <source>Personality</source>
+        <translation>性格</translation>
+    </message>
+    <message>
+        <source>Most sentences in a reply</source>
+        <translation>一次回复最多几句话</translation>
+    </message>
+    <message>
+        <source>Tool uses before answering</source>
+        <translation>回答前最多使用工具次数</translation>
+    </message>
+    <message>
+        <source>Longest a tool may take</source>
+        <translation>工具最长运行时间</translation>
+    </message>
+    <message>
+        <source>The model can see pictures</source>
+        <translation>模型能看图片</translation>
+    </message>
+    <message>
+        <source>Picture descriptions</source>
+        <translation>图片描述</translation>
+    </message>
+    <message>
+        <source>Conversation the model can read</source>
+        <translation>模型能读到的对话长度</translation>
+    </message>
+    <message>
+        <source>Model that describes pictures</source>
+        <translation>描述图片的模型</translation>
+    </message>
+    <message>
+        <source>Its server address</source>
+        <translation>它的服务器地址</translation>
+    </message>
+    <message>
+        <source>Its API key</source>
+        <translation>它的 API 密钥</translation>
+    </message>
+    <message>
+        <source>Its OpenAI interface</source>
+        <translation>它的 OpenAI 接口</translation>
+    </message>
+    <message>
+        <source>Your own tools</source>
+        <translation>你自己的工具</translation>
+    </message>
+    <message>
+        <source>Tool servers (MCP)</source>
+        <translation>工具服务器（MCP）</translation>
+    </message>
+    <message>
+        <source>Program</source>
+        <translation>程序</translation>
+    </message>
+    <message>
+        <source>More arguments</source>
+        <translation>更多参数</translation>
+    </message>
+    <message>
+        <source>Environment variables</source>
+        <translation>环境变量</translation>
+    </message>
+    <message>
+        <source>Folder it runs in</source>
+        <translation>运行所在的文件夹</translation>
+    </message>
+    <message>
+        <source>Wait for each answer</source>
+        <translation>等待每次回答的时间</translation>
+    </message>
+    <message>
+        <source>Use it</source>
+        <translation>使用</translation>
+    </message>
+    <message>
+        <source>Where the avatar moves</source>
+        <translation>形象在哪里动</translation>
+    </message>
+    <message>
+        <source>Back to a calm face after</source>
+        <translation>多久后恢复平静表情</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Left or right</source>
+        <translation>左右位置</translation>
+    </message>
+    <message>
+        <source>Up or down</source>
+        <translation>上下位置</translation>
+    </message>
+    <message>
+        <source>Eyes</source>
+        <translation>眼睛</translation>
+    </message>
+    <message>
+        <source>Smoothness</source>
+        <translation>流畅度</translation>
+    </message>
+    <message>
+        <source>Computer running VTube Studio</source>
+        <translation>运行 VTube Studio 的电脑</translation>
+    </message>
+    <message>
+        <source>VTube Studio plugin port</source>
+        <translation>VTube Studio 插件端口</translation>
+    </message>
+    <message>
+        <source>Hotkey for each expression</source>
+        <translation>每个表情对应的快捷键</translation>
+    </message>
+    <message>
+        <source>Plugin name shown</source>
+        <translation>显示的插件名称</translation>
+    </message>
+    <message>
+        <source>Plugin developer shown</source>
+        <translation>显示的插件开发者</translation>
+    </message>
+    <message>
+        <source>Clicks</source>
+        <translation>点击</translation>
+    </message>
+    <message>
+        <source>Start as</source>
+        <translation>启动方式</translation>
+    </message>
+    <message>
+        <source>Hold to talk</source>
+        <translation>按住说话</translation>
+    </message>
+    <message>
+        <source>Stop talking</source>
+        <translation>停止说话</translation>
+    </message>
+    <message>
+        <source>Microphone off and on</source>
+        <translation>关闭和打开麦克风</translation>
+    </message>
+    <message>
+        <source>Calm face after</source>
+        <translation>恢复平静表情的时间</translation>
+    </message>
+    <message>
+        <source>Let the model use tools (the clock, screenshots)</source>
+        <translation>允许模型使用工具（时钟、截图）</translation>
+    </message>
+    <message>
+        <source>Keep a written description of every picture</source>
+        <translation>为每张图片保存一段文字描述</translation>
+    </message>
+    <message>
+        <source>Let me interrupt by speaking</source>
+        <translation>允许我通过说话打断它</translation>
+    </message>
+    <message>
+        <source>Show my words while I speak</source>
+        <translation>我说话时显示我说的话</translation>
+    </message>
+    <message>
+        <source>Clicks go through the desktop pet</source>
+        <translation>点击穿过桌面宠物</translation>
+    </message>
+    <message>
+        <source>Start as the desktop pet</source>
+        <translation>以桌面宠物方式启动</translation>
+    </message>
+    <message>
+        <source>The hotkeys work in every program</source>
+        <translation>快捷键在所有程序中都有效</translation>
+    </message>
+    <message>
+        <source>Start this server with Companion</source>
+        <translation>随 Companion 启动这个服务器</translation>
+    </message>
+    <message>
+        <source>Chat Completions (works everywhere)</source>
+        <translation>Chat Completions（到处都能用）</translation>
+    </message>
+    <message>
+        <source>Responses (newer, OpenAI only)</source>
+        <translation>Responses（较新，仅限 OpenAI）</translation>
+    </message>
+    <message>
+        <source>Built-in (Whisper tiny, English)</source>
+        <translation>内置（Whisper tiny，英语）</translation>
+    </message>
+    <message>
+        <source>OpenAI (online)</source>
+        <translation>OpenAI（在线）</translation>
+    </message>
+    <message>
+        <source>Doubao by Volcengine (online)</source>
+        <translation>火山引擎豆包（在线）</translation>
+    </message>
+    <message>
+        <source>FunASR by Alibaba DashScope (online)</source>
+        <translation>阿里云百炼 FunASR（在线）</translation>
+    </message>
+    <message>
+        <source>Automatic (cancel the echo when possible)</source>
+        <translation>自动（尽可能消除回声）</translation>
+    </message>
+    <message>
+        <source>Cancel the echo (speakers)</source>
+        <translation>消除回声（外放音箱）</translation>
+    </message>
+    <message>
+        <source>Stop listening while it speaks</source>
+        <translation>它说话时不听</translation>
+    </message>
+    <message>
+        <source>Listen to how I finish a sentence</source>
+        <translation>听我怎样说完一句话</translation>
+    </message>
+    <message>
+        <source>Wait for a fixed silence</source>
+        <translation>等待固定的静音时长</translation>
+    </message>
+    <message>
+        <source>Automatic (only for models that cost nothing)</source>
+        <translation>自动（仅用于免费的模型）</translation>
+    </message>
+    <message>
+        <source>Always</source>
+        <translation>总是</translation>
+    </message>
+    <message>
+        <source>Never</source>
+        <translation>从不</translation>
+    </message>
+    <message>
+        <source>Automatic (natural voice for English, system voice otherwise)</source>
+        <translation>自动（英语用自然语音，其他语言用系统语音）</translation>
+    </message>
+    <message>
+        <source>System voice</source>
+        <translation>系统语音</translation>
+    </message>
+    <message>
+        <source>Natural voice (Hibari, offline)</source>
+        <translation>自然语音（Hibari，离线）</translation>
+    </message>
+    <message>
+        <source>OpenAI speech (online)</source>
+        <translation>OpenAI 语音（在线）</translation>
+    </message>
+    <message>
+        <source>Raw sound (PCM)</source>
+        <translation>原始声音（PCM）</translation>
+    </message>
+    <message>
+        <source>WAV file</source>
+        <translation>WAV 文件</translation>
+    </message>
+    <message>
+        <source>In the window</source>
+        <translation>在窗口中</translation>
+    </message>
+    <message>
+        <source>In the window and in VTube Studio</source>
+        <translation>在窗口中和 VTube Studio 里</translation>
+    </message>
+    <message>
+        <source>As the system</source>
+        <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>English</source>
+        <translation>English（英语）</translation>
+    </message>
+    <message>
+        <source>中文 (Chinese)</source>
+        <translation>中文</translation>
+    </message>
+    <message>
+        <source>detect it</source>
+        <translation>自动识别</translation>
+    </message>
+    <message>
+        <source>the recognizer&apos;s usual model</source>
+        <translation>识别器的常用模型</translation>
+    </message>
+    <message>
+        <source>The chat model that answers you: an embedded one runs offline on this computer; for a hosted one choose its provider and type its name.</source>
+        <translation>回答你的对话模型：内嵌模型在这台电脑上离线运行；托管模型请选择提供商并输入模型名称。</translation>
+    </message>
+    <message>
+        <source>For OpenAI models only: Responses is OpenAI&apos;s newer interface; Chat Completions works with every OpenAI-style server.</source>
+        <translation>仅用于 OpenAI 模型：Responses 是 OpenAI 较新的接口；Chat Completions 适用于所有 OpenAI 风格的服务器。</translation>
+    </message>
+    <message>
+        <source>For OpenAI vision models only: Responses is OpenAI&apos;s newer interface; Chat Completions works with every OpenAI-style server.</source>
+        <translation>仅用于 OpenAI 视觉模型：Responses 是 OpenAI 较新的接口；Chat Completions 适用于所有 OpenAI 风格的服务器。</translation>
+    </message>
+    <message>
+        <source>What turns your voice into text: the built-in recognizer works offline on this computer; the others are online services.</source>
+        <translation>把你的声音变成文字的方式：内置识别器在这台电脑上离线工作；其他的是在线服务。</translation>
+    </message>
+    <message>
+        <source>The recognition model&apos;s name; empty uses the recognizer&apos;s usual one (Whisper tiny for the built-in recognizer).</source>
+        <translation>识别模型的名称；留空则使用识别器的常用模型（内置识别器为 Whisper tiny）。</translation>
+    </message>
+    <message>
+        <source>Built-in recognizer only: a folder holding another faster-whisper model to use instead of the one that comes with Companion.</source>
+        <translation>仅用于内置识别器：一个存放其他 faster-whisper 模型的文件夹，用来代替 Companion 自带的模型。</translation>
+    </message>
+    <message>
+        <source>The language you speak, as a code such as en (English) or zh (Chinese); empty detects it.</source>
+        <translation>你说的语言，用代码表示，例如 en（英语）或 zh（中文）；留空则自动识别。</translation>
+    </message>
+    <message>
+        <source>Built-in recognizer only: how many processor threads it may use, from 1 to 256; automatic uses all of them.</source>
+        <translation>仅用于内置识别器：可以使用多少个处理器线程，1 到 256；自动则全部使用。</translation>
+    </message>
+    <message>
+        <source>Doubao only: your Volcengine APP ID.</source>
+        <translation>仅用于豆包：你的火山引擎 APP ID。</translation>
+    </message>
+    <message>
+        <source>Doubao only: the Volcengine resource ID; empty uses the usual one.</source>
+        <translation>仅用于豆包：火山引擎资源 ID；留空则使用常用的那个。</translation>
+    </message>
+    <message>
+        <source>Built-in recognizer only: seconds of new speech between live previews of your words while you talk, from 0 to 30; 0 turns the preview off.</source>
+        <translation>仅用于内置识别器：你说话时，每说多少秒新内容就实时预览一次你的话，0 到 30；0 表示关闭预览。</translation>
+    </message>
+    <message>
+        <source>How the companion knows you have finished: by listening to how your sentence ends and to its words, or by waiting for a fixed silence.</source>
+        <translation>伙伴如何知道你说完了：听你句子的结尾和内容，或者等待固定的静音时长。</translation>
+    </message>
+    <message>
+        <source>Let the model start its answer before it is sure you are done; the answer is used only if you were. Automatic does it for models that cost nothing (the embedded one, a server on this computer), not for hosted ones.</source>
+        <translation>让模型在确定你说完之前就开始回答；只有你确实说完了才会用这个回答。自动：对免费的模型（内嵌模型、这台电脑上的服务器）开启，对托管模型关闭。</translation>
+    </message>
+    <message>
+        <source>Speak over the companion to stop it (needs the echo kept out of the microphone and the microphone always on).</source>
+        <translation>在伙伴说话时开口就能让它停下（需要不让麦克风听到它的声音，并且麦克风一直开着）。</translation>
+    </message>
+    <message>
+        <source>How the microphone avoids hearing the companion: cancelling its echo lets you interrupt it; not listening while it speaks is surest with loud speakers.</source>
+        <translation>麦克风如何避免听到伙伴的声音：消除回声可以让你打断它；它说话时不听，在音箱很响时最可靠。</translation>
+    </message>
+    <message>
+        <source>What speaks: the natural offline voice, your system&apos;s voice, or an online speech service. Automatic uses the natural voice for English and the system&apos;s voice for other languages.</source>
+        <translation>谁来说话：离线的自然语音、系统语音，或在线语音服务。自动：英语用自然语音，其他语言用系统语音。</translation>
+    </message>
+    <message>
+        <source>OpenAI speech only: the speech server&apos;s address (it ends in /v1).</source>
+        <translation>仅用于 OpenAI 语音：语音服务器的地址（以 /v1 结尾）。</translation>
+    </message>
+    <message>
+        <source>OpenAI speech only: the speech model&apos;s name; empty uses gpt-4o-mini-tts.</source>
+        <translation>仅用于 OpenAI 语音：语音模型的名称；留空则使用 gpt-4o-mini-tts。</translation>
+    </message>
+    <message>
+        <source>OpenAI speech only: your secret key for the speech server; empty uses the OPENAI_API_KEY environment variable.</source>
+        <translation>仅用于 OpenAI 语音：语音服务器的密钥；留空则使用环境变量 OPENAI_API_KEY。</translation>
+    </message>
+    <message>
+        <source>OpenAI speech only: the sound format asked of the server; choose WAV if the server cannot send raw sound.</source>
+        <translation>仅用于 OpenAI 语音：向服务器要求的声音格式；如果服务器不能发送原始声音，请选 WAV。</translation>
+    </message>
+    <message>
+        <source>OpenAI speech only: how long to wait for the speech server, in seconds (more than 0, at most 600), before giving up.</source>
+        <translation>仅用于 OpenAI 语音：放弃之前等待语音服务器多少秒（大于 0，最多 600）。</translation>
+    </message>
+    <message>
+        <source>Natural voice only: another voice model file to use instead of the one that comes with it.</source>
+        <translation>仅用于自然语音：用来代替自带模型的另一个语音模型文件。</translation>
+    </message>
+    <message>
+        <source>Your own programs the model may run as tools, by name. Written as JSON: each with &quot;command&quot;, &quot;description&quot;, &quot;parameters&quot; and &quot;timeout_s&quot;.</source>
+        <translation>模型可以当作工具运行的你自己的程序，按名称列出。用 JSON 书写：每个包含 &quot;command&quot;、&quot;description&quot;、&quot;parameters&quot; 和 &quot;timeout_s&quot;。</translation>
+    </message>
+    <message>
+        <source>A folder of avatar pictures (with its avatar.toml); empty uses the default character.</source>
+        <translation>一个形象图片文件夹（带有 avatar.toml）；留空则使用默认角色。</translation>
+    </message>
+    <message>
+        <source>Where the avatar moves: in Companion&apos;s window, or also as your VTube Studio model.</source>
+        <translation>形象在哪里动：在 Companion 的窗口里，或者同时作为你的 VTube Studio 模型。</translation>
+    </message>
+    <message>
+        <source>Which VTube Studio hotkey (its ID or name) shows each expression: an expression on the left, the hotkey on the right.</source>
+        <translation>每个表情由哪个 VTube Studio 快捷键（ID 或名称）显示：左边是表情，右边是快捷键。</translation>
+    </message>
+    <message>
+        <source>The language of the windows; automatic follows the system.</source>
+        <translation>窗口的语言；自动则跟随系统。</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>值</translation>
+    </message>
+    <message>
+        <source> ms</source>
+        <translation> 毫秒</translation>
+    </message>
+    <message>
+        <source> s</source>
+        <translation> 秒</translation>
+    </message>
+    <message>
+        <source>Expression</source>
+        <translation>表情</translation>
+    </message>
+    <message>
+        <source>VTube Studio hotkey</source>
+        <translation>VTube Studio 快捷键</translation>
+    </message>
+    <message>
+        <source>Variable</source>
+        <translation>变量</translation>
+    </message>
+    <message>
         <source>The language you speak, as a code such as en or zh; empty or auto detects it.</source>
         <translation>你说的语言，填写语言代码，例如 en 或 zh；留空或填 auto 则自动检测。</translation>
     </message>
     <message>
         <source>Threads</source>
         <translation>线程数</translation>
-    </message>
-    <message>
-        <source>whisper_local only: how many processor threads recognition may use; automatic uses all of them.</source>
-        <translation>仅限 whisper_local：语音识别可使用的处理器线程数；选“自动”则使用全部线程。</translation>
     </message>
     <message>
         <source>Endpoint</source>
@@ -986,14 +1818,6 @@
         <translation>实时预览间隔（秒）</translation>
     </message>
     <message>
-        <source>whisper_local only: seconds of new speech between live previews of your words while you talk; 0 turns the preview off.</source>
-        <translation>仅限 whisper_local：说话时，每多说这么多秒就刷新一次文字实时预览；设为 0 则关闭预览。</translation>
-    </message>
-    <message>
-        <source>How long to wait for the speech service, in seconds, before giving up.</source>
-        <translation>等待语音服务响应的最长时间，单位为秒，超时即放弃。</translation>
-    </message>
-    <message>
         <source>Vad</source>
         <translation>语音检测</translation>
     </message>
@@ -1006,56 +1830,104 @@
         <translation>开始阈值</translation>
     </message>
     <message>
-        <source>How sure the detector must be (0 to 1) that you started speaking; higher ignores more background noise.</source>
-        <translation>检测器要有多大把握（0 到 1）才认定你开始说话；数值越高，越能忽略背景噪音。</translation>
-    </message>
-    <message>
         <source>Stop threshold</source>
         <translation>停止阈值</translation>
-    </message>
-    <message>
-        <source>Below this certainty (0 to 1) a moment counts as a pause in your speech; keep it under the start threshold.</source>
-        <translation>把握度（0 到 1）低于此值时，视为你在停顿；应低于开始阈值。</translation>
     </message>
     <message>
         <source>End silence (ms)</source>
         <translation>结束静音（毫秒）</translation>
     </message>
     <message>
-        <source>Silence after speech, in milliseconds, before your turn ends.</source>
-        <translation>说完话后静默多少毫秒，才算你这一轮说完。</translation>
-    </message>
-    <message>
         <source>Pre speech pad (ms)</source>
         <translation>语音前缓冲（毫秒）</translation>
-    </message>
-    <message>
-        <source>Sound kept from just before your speech was noticed, in milliseconds, so the first word is not cut off.</source>
-        <translation>保留检测到语音之前的一小段声音（毫秒），避免第一个字被截掉。</translation>
     </message>
     <message>
         <source>Min speech (ms)</source>
         <translation>最短语音（毫秒）</translation>
     </message>
     <message>
-        <source>Sounds shorter than this, in milliseconds, are ignored as noise (a cough, a click).</source>
-        <translation>短于此时长（毫秒）的声音会被当作噪音忽略（如咳嗽声、点击声）。</translation>
-    </message>
-    <message>
         <source>Max utterance (s)</source>
         <translation>单次发言上限（秒）</translation>
-    </message>
-    <message>
-        <source>The longest one turn of speech can be, in seconds; longer speech is cut and sent at that point.</source>
-        <translation>一轮发言的最长时间，单位为秒；超出时会在此处截断并发送。</translation>
     </message>
     <message>
         <source>Barge in (ms)</source>
         <translation>打断所需时长（毫秒）</translation>
     </message>
     <message>
-        <source>How long you must speak over the companion, in milliseconds, before it stops to listen.</source>
-        <translation>伙伴说话时，你需要持续说多少毫秒，伙伴才会停下来听你说。</translation>
+        <source>Turn</source>
+        <translation>话轮</translation>
+    </message>
+    <message>
+        <source>Endpointing</source>
+        <translation>发言结束判断</translation>
+    </message>
+    <message>
+        <source>How the companion knows you have finished: turn_model listens to how your sentence ends and to its words; silence waits for a fixed silence (Voice detection: end silence).</source>
+        <translation>伙伴如何知道你说完了：turn_model 听你句子结尾的语调和用词；silence 等待一段固定的静默（语音检测：结束静默）。</translation>
+    </message>
+    <message>
+        <source>First check (ms)</source>
+        <translation>首次判断 (ms)</translation>
+    </message>
+    <message>
+        <source>Silence after your words, in milliseconds (50 to 2000), before the turn model is first asked whether you are done.</source>
+        <translation>你说完后静默多少毫秒（50 到 2000），话轮模型第一次判断你是否说完。</translation>
+    </message>
+    <message>
+        <source>Recheck (ms)</source>
+        <translation>再次判断 (ms)</translation>
+    </message>
+    <message>
+        <source>While you stay silent and it is unsure, the turn model is asked again after this many more milliseconds (50 to 2000).</source>
+        <translation>你保持静默而话轮模型不确定时，每再过这么多毫秒（50 到 2000）再判断一次。</translation>
+    </message>
+    <message>
+        <source>Threshold</source>
+        <translation>阈值</translation>
+    </message>
+    <message>
+        <source>How sure the turn model must be (0 to 1) that you are done.</source>
+        <translation>话轮模型需要多确定（0 到 1）你已经说完。</translation>
+    </message>
+    <message>
+        <source>Settle (ms)</source>
+        <translation>确认静默 (ms)</translation>
+    </message>
+    <message>
+        <source>Silence in milliseconds (100 to 10000) after words that sound finished which ends your turn even when the turn model is unsure.</source>
+        <translation>听起来已经说完的话之后，静默这么多毫秒（100 到 10000）就结束你的发言，即使话轮模型不确定。</translation>
+    </message>
+    <message>
+        <source>Fallback (ms)</source>
+        <translation>最长静默 (ms)</translation>
+    </message>
+    <message>
+        <source>The longest silence in milliseconds (500 to 10000) before your turn ends, however unfinished it sounds.</source>
+        <translation>结束你的发言之前最长的静默，以毫秒计（500 到 10000），无论听起来是否说完。</translation>
+    </message>
+    <message>
+        <source>Live transcript</source>
+        <translation>实时转写</translation>
+    </message>
+    <message>
+        <source>Transcribe while you speak: your words appear as you say them, and the answer can start sooner.</source>
+        <translation>边说边转写：你说的话会随时显示出来，回答也能更早开始。</translation>
+    </message>
+    <message>
+        <source>Pause (ms)</source>
+        <translation>停顿 (ms)</translation>
+    </message>
+    <message>
+        <source>A pause in your speech this long, in milliseconds (32 to 1000), has what you said so far transcribed at once.</source>
+        <translation>你说话中停顿这么多毫秒（32 到 1000）时，立即转写你到目前为止说的话。</translation>
+    </message>
+    <message>
+        <source>Speculative replies</source>
+        <translation>预先回答</translation>
+    </message>
+    <message>
+        <source>Let the model start its answer before it is sure you are done; the answer is used only if you were. auto: on for models that cost nothing (the embedded one, a server on this computer), off for hosted ones.</source>
+        <translation>让模型在确定你说完之前就开始回答；只有你确实说完了才使用这个回答。auto：对不花钱的模型开启（内置模型、本机上的服务器），对在线模型关闭。</translation>
     </message>
     <message>
         <source>Audio</source>
@@ -1082,20 +1954,164 @@
         <translation>播放伙伴声音的扬声器或耳机，填写名称或编号；留空则使用系统默认设备。</translation>
     </message>
     <message>
+        <source>A user tool: a program run without a shell; `{param}` in an argument is replaced by the model&apos;s value. Its standard output is what the model reads.</source>
+        <translation>用户工具：不经过 shell 运行的程序；参数中的 `{param}` 会被替换为模型给出的值。模型读取的是它的标准输出。</translation>
+    </message>
+    <message>
+        <source>Command</source>
+        <translation>命令</translation>
+    </message>
+    <message>
+        <source>The program to run and its arguments (one line or a list); {name} in an argument becomes the model&apos;s value for name.</source>
+        <translation>要运行的程序及其参数（一行或一个列表）；参数中的 {name} 会变成模型为 name 给出的值。</translation>
+    </message>
+    <message>
+        <source>Description</source>
+        <translation>描述</translation>
+    </message>
+    <message>
+        <source>What the tool does, told to the model so it knows when to use it.</source>
+        <translation>工具的作用，会告诉模型，让它知道何时使用。</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>The values the model passes to the tool, by name (each with type, description, required, default).</source>
+        <translation>模型传给工具的值，按名称列出（每个包含 type、description、required、default）。</translation>
+    </message>
+    <message>
+        <source>One value the model passes to a user tool.</source>
+        <translation>模型传给用户工具的一个值。</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>The kind of value: string (text), integer, number or boolean (true or false).</source>
+        <translation>值的种类：string（文本）、integer（整数）、number（数字）或 boolean（true 或 false）。</translation>
+    </message>
+    <message>
+        <source>What the value means, told to the model so it fills it in well.</source>
+        <translation>这个值的含义，会告诉模型，让它填得更好。</translation>
+    </message>
+    <message>
+        <source>Required</source>
+        <translation>必填</translation>
+    </message>
+    <message>
+        <source>Whether the model must give this value; unset means required unless a default is given.</source>
+        <translation>模型是否必须给出这个值；不设置则表示必填，除非给了默认值。</translation>
+    </message>
+    <message>
+        <source>Default</source>
+        <translation>默认值</translation>
+    </message>
+    <message>
+        <source>The value used when the model gives none.</source>
+        <translation>模型没有给出时使用的值。</translation>
+    </message>
+    <message>
+        <source>How long the program may run, in seconds (more than 0, at most 3,600), before it is stopped.</source>
+        <translation>程序被停止前最多可以运行多少秒（大于 0，最多 3,600）。</translation>
+    </message>
+    <message>
+        <source>Accepts options</source>
+        <translation>接受选项</translation>
+    </message>
+    <message>
+        <source>Let the model&apos;s values start with &apos;-&apos;, so they can be options of the program; off, such a value is refused unless it comes after -- in the command.</source>
+        <translation>允许模型的值以 &apos;-&apos; 开头，作为程序的选项；关闭时，这样的值会被拒绝，除非它在命令中的 -- 之后。</translation>
+    </message>
+    <message>
+        <source>An MCP server started as a child process and spoken to over stdio.</source>
+        <translation>作为子进程启动、通过 stdio 通信的 MCP 服务器。</translation>
+    </message>
+    <message>
+        <source>The program that starts the server (alone, or as a list with its arguments).</source>
+        <translation>启动服务器的程序（单独写，或与参数一起写成列表）。</translation>
+    </message>
+    <message>
+        <source>Args</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>More arguments given to the program.</source>
+        <translation>传给程序的更多参数。</translation>
+    </message>
+    <message>
+        <source>Env</source>
+        <translation>环境变量</translation>
+    </message>
+    <message>
+        <source>Extra environment variables for the server, by name.</source>
+        <translation>服务器的额外环境变量，按名称列出。</translation>
+    </message>
+    <message>
+        <source>Cwd</source>
+        <translation>工作文件夹</translation>
+    </message>
+    <message>
+        <source>The folder the server runs in; empty uses the folder the app was started in.</source>
+        <translation>服务器运行所在的文件夹；留空则使用启动应用时所在的文件夹。</translation>
+    </message>
+    <message>
+        <source>How long to wait for each answer from the server, in seconds (more than 0, at most 3,600).</source>
+        <translation>等待服务器每次回答的秒数（大于 0，最多 3,600）。</translation>
+    </message>
+    <message>
+        <source>Start this server with the app; off keeps it in the file, unused.</source>
+        <translation>随应用启动这个服务器；关闭则保留在文件里但不使用。</translation>
+    </message>
+    <message>
+        <source>Another OpenAI-compatible server</source>
+        <translation>其他兼容 OpenAI 的服务器</translation>
+    </message>
+    <message>
+        <source>Line {number}</source>
+        <translation>第 {number} 行</translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation>添加</translation>
+    </message>
+    <message>
+        <source>Remove</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>a whole number</source>
+        <translation>整数</translation>
+    </message>
+    <message>
+        <source>a number</source>
+        <translation>数字</translation>
+    </message>
+    <message>
+        <source>A row has a value but no name: give it a name.</source>
+        <translation>有一行有值但没有名称：请给它起个名字。</translation>
+    </message>
+    <message>
+        <source>An entry has no name: give it one.</source>
+        <translation>有一项没有名称：请给它起个名字。</translation>
+    </message>
+    <message>
+        <source>{where}: “{text}” is not {wanted}.</source>
+        <translation>{where}：“{text}”不是{wanted}。</translation>
+    </message>
+    <message>
+        <source>“{key}” is there twice.</source>
+        <translation>“{key}”出现了两次。</translation>
+    </message>
+    <message>
         <source>Volume</source>
         <translation>音量</translation>
     </message>
     <message>
-        <source>How loud the companion&apos;s voice is: 1 is normal, 0 silent, 2 twice as loud.</source>
-        <translation>伙伴说话的音量：1 为正常，0 为静音，2 为两倍音量。</translation>
-    </message>
-    <message>
         <source>Echo tail (ms)</source>
         <translation>回声拖尾（毫秒）</translation>
-    </message>
-    <message>
-        <source>How long the room&apos;s echo of the companion&apos;s voice lasts, in milliseconds; the microphone ignores that echo.</source>
-        <translation>伙伴的声音在房间里的回声会持续多久（毫秒）；麦克风会忽略这段回声。</translation>
     </message>
     <message>
         <source>Mic mode</source>
@@ -1126,28 +2142,12 @@
         <translation>恢复等待（秒）</translation>
     </message>
     <message>
-        <source>When you speak over the companion but say no words, it carries on where it stopped after this many seconds.</source>
-        <translation>如果你打断了伙伴却没有说出话，伙伴会在这么多秒后从中断处接着说。</translation>
-    </message>
-    <message>
         <source>TTS</source>
         <translation>语音合成</translation>
     </message>
     <message>
-        <source>The voice. `engine`: `pyttsx3` (the system voice), `hibari` (an offline neural voice that ships in its package) or `openai_speech` (OpenAI or any server with an OpenAI-compatible `/audio/speech`). `voice` is an id from that engine&apos;s voice list; `rate` is words per minute (175 = the engine&apos;s normal pace).</source>
-        <translation>声音。`engine`：`pyttsx3`（系统语音）、`hibari`（包内自带的离线神经网络语音）或 `openai_speech`（OpenAI 或任何提供 OpenAI 兼容 `/audio/speech` 接口的服务器）。`voice` 是该引擎声音列表中的 ID；`rate` 为每分钟词数（175 为引擎的正常语速）。</translation>
-    </message>
-    <message>
-        <source>What speaks: pyttsx3 is the system&apos;s voice, hibari an offline natural voice, openai_speech an online speech service.</source>
-        <translation>由谁来发声：pyttsx3 为系统语音，hibari 为离线自然语音，openai_speech 为在线语音服务。</translation>
-    </message>
-    <message>
         <source>The voice&apos;s ID from the engine&apos;s list of voices; empty uses the engine&apos;s default voice.</source>
         <translation>引擎声音列表中的声音 ID；留空则使用引擎的默认声音。</translation>
-    </message>
-    <message>
-        <source>How fast the companion speaks, in words per minute; 175 is the normal pace.</source>
-        <translation>伙伴的语速，单位为每分钟词数；175 为正常语速。</translation>
     </message>
     <message>
         <source>Lookahead</source>
@@ -1182,10 +2182,6 @@
         <translation>仅限 openai_speech：向服务器请求的音频格式；如果服务器无法发送原始 pcm，请选择 wav。</translation>
     </message>
     <message>
-        <source>openai_speech only: how long to wait for the speech server, in seconds, before giving up.</source>
-        <translation>仅限 openai_speech：等待语音服务器响应的最长时间，单位为秒，超时即放弃。</translation>
-    </message>
-    <message>
         <source>Persona</source>
         <translation>人设</translation>
     </message>
@@ -1218,6 +2214,14 @@
         <translation>角色文件（包含名字、指令和表情的 TOML 文件）；留空则使用默认角色。</translation>
     </message>
     <message>
+        <source>Max sentences</source>
+        <translation>最多句数</translation>
+    </message>
+    <message>
+        <source>The most sentences in one reply, 0 to 50 (0: no limit); short replies suit a voice.</source>
+        <translation>一次回复最多几句话，0 到 50（0 表示不限）；简短的回复更适合语音。</translation>
+    </message>
+    <message>
         <source>The agent&apos;s tool loop and how images reach the model.</source>
         <translation>智能体的工具调用，以及图片如何传给模型。</translation>
     </message>
@@ -1234,16 +2238,8 @@
         <translation>工具调用轮数上限</translation>
     </message>
     <message>
-        <source>How many times in a row the model may use tools before it must answer you.</source>
-        <translation>模型最多可以连续使用几次工具，之后必须回答你。</translation>
-    </message>
-    <message>
         <source>Tool timeout (s)</source>
         <translation>工具超时（秒）</translation>
-    </message>
-    <message>
-        <source>The longest a built-in tool (screenshot, clock, clipboard) may run, in seconds; your own tools and MCP servers have their own limits.</source>
-        <translation>内置工具（截图、时钟、剪贴板）的最长运行时间，单位为秒；自定义工具和 MCP 服务器有各自的限制。</translation>
     </message>
     <message>
         <source>Chat supports vision</source>
@@ -1280,10 +2276,6 @@
     <message>
         <source>Context window</source>
         <translation>上下文窗口</translation>
-    </message>
-    <message>
-        <source>How much conversation the chat model can read at once, in tokens; automatic looks it up in the model list.</source>
-        <translation>对话模型一次能读取多少对话内容，单位为 token；选“自动”则在模型列表中查询。</translation>
     </message>
     <message>
         <source>Vision model</source>
@@ -1342,10 +2334,6 @@
         <translation>为模型提供更多工具的 MCP 服务器，按名称列出（每项包含 command、args、env、cwd、timeout_s、enabled）。</translation>
     </message>
     <message>
-        <source>The avatar. `pack`: a sprite pack folder (frames + `avatar.toml`); unset, the default character. `renderer`: `sprite` (in the window) or `vtube_studio` (also drive a VTube Studio model). `idle_s`: back to neutral after this long without a new expression (unset: `expression_idle_s`).</source>
-        <translation>形象。`pack`：形象包文件夹（帧图片 + `avatar.toml`），未设置时使用默认角色。`renderer`：`sprite`（在窗口中显示）或 `vtube_studio`（同时驱动 VTube Studio 模型）。`idle_s`：多久没有新表情后恢复平静表情（未设置时使用 `expression_idle_s`）。</translation>
-    </message>
-    <message>
         <source>Pack</source>
         <translation>形象包</translation>
     </message>
@@ -1366,8 +2354,60 @@
         <translation>表情复原（秒）</translation>
     </message>
     <message>
-        <source>Seconds without a new expression before the face goes back to neutral; automatic uses the general expression idle time.</source>
-        <translation>多少秒没有新表情后，表情恢复平静；选“自动”则使用通用的表情复原时间。</translation>
+        <source>Live2d</source>
+        <translation>Live2D</translation>
+    </message>
+    <message>
+        <source>Your own Live2D model (made with Cubism 3 or later), shown instead of the built-in avatar in the window and as the desktop pet. How it shows each expression is in companion-expressions.toml beside the model, which you may edit.</source>
+        <translation>你自己的 Live2D 模型（用 Cubism 3 或更高版本制作），在窗口和桌面宠物中代替内置形象显示。它如何表现每种表情写在模型旁边的 companion-expressions.toml 里，你可以编辑。</translation>
+    </message>
+    <message>
+        <source>Folder</source>
+        <translation>文件夹</translation>
+    </message>
+    <message>
+        <source>The folder of your Live2D model (the one with the .model3.json file); empty shows the built-in avatar.</source>
+        <translation>你的 Live2D 模型所在的文件夹（包含 .model3.json 文件的那个）；留空则显示内置形象。</translation>
+    </message>
+    <message>
+        <source>Scale</source>
+        <translation>缩放</translation>
+    </message>
+    <message>
+        <source>How big the model is drawn: 1 fits it in the avatar&apos;s place; from 0.2 to 5.</source>
+        <translation>模型画多大：1 表示正好放进形象的位置；范围 0.2 到 5。</translation>
+    </message>
+    <message>
+        <source>X</source>
+        <translation>X</translation>
+    </message>
+    <message>
+        <source>Moves the model right (or left, below 0); 1 is half the avatar&apos;s width; from -2 to 2.</source>
+        <translation>把模型向右移（小于 0 则向左）；1 为形象宽度的一半；范围 -2 到 2。</translation>
+    </message>
+    <message>
+        <source>Y</source>
+        <translation>Y</translation>
+    </message>
+    <message>
+        <source>Moves the model up (or down, below 0); 1 is half the avatar&apos;s height; from -2 to 2.</source>
+        <translation>把模型向上移（小于 0 则向下）；1 为形象高度的一半；范围 -2 到 2。</translation>
+    </message>
+    <message>
+        <source>Follow mouse</source>
+        <translation>跟随鼠标</translation>
+    </message>
+    <message>
+        <source>The model&apos;s eyes and head turn towards the mouse pointer.</source>
+        <translation>模型的眼睛和头会转向鼠标指针。</translation>
+    </message>
+    <message>
+        <source>Frame rate</source>
+        <translation>帧率</translation>
+    </message>
+    <message>
+        <source>Frames drawn per second while the model is on screen; fewer use less of the processor; from 5 to 60.</source>
+        <translation>模型显示在屏幕上时每秒绘制的帧数；越少越省处理器；范围 5 到 60。</translation>
     </message>
     <message>
         <source>Vtube studio</source>
@@ -1388,10 +2428,6 @@
     <message>
         <source>Port</source>
         <translation>端口</translation>
-    </message>
-    <message>
-        <source>The port of VTube Studio&apos;s plugin API (8001 unless you changed it in VTube Studio).</source>
-        <translation>VTube Studio 插件 API 的端口（默认为 8001，除非你在 VTube Studio 中改过）。</translation>
     </message>
     <message>
         <source>Hotkeys</source>
@@ -1510,12 +2546,64 @@
         <translation>开关麦克风的组合键，在任何地方都有效；留空则关闭。</translation>
     </message>
     <message>
+        <source>Enabled</source>
+        <translation>启用</translation>
+    </message>
+    <message>
+        <source>Remember what you tell the companion from one conversation to the next (kept on this computer; only the chat model you chose reads it).</source>
+        <translation>在不同对话之间记住你告诉伙伴的事（保存在这台电脑上；只有你选择的聊天模型会读取）。</translation>
+    </message>
+    <message>
+        <source>Learn</source>
+        <translation>学习</translation>
+    </message>
+    <message>
+        <source>After each reply, ask the chat model what you said that is worth remembering; off: only what you ask it to remember (&quot;remember that …&quot;).</source>
+        <translation>每次回复后，请聊天模型找出你说的话中值得记住的内容；关闭时只记住你明确要求记住的（“记住……”）。</translation>
+    </message>
+    <message>
+        <source>Recall tokens</source>
+        <translation>回忆词元数</translation>
+    </message>
+    <message>
+        <source>How much of its memory the companion reads before each reply, in tokens, from 50 to 4,000 (a token is about three quarters of a word).</source>
+        <translation>伙伴在每次回复前读取多少记忆，以词元计，50 到 4,000（一个词元约为四分之三个英文单词）。</translation>
+    </message>
+    <message>
         <source>Expression idle (s)</source>
         <translation>表情复原（秒）</translation>
     </message>
     <message>
-        <source>Seconds without a new expression before the avatar&apos;s face goes back to neutral.</source>
-        <translation>多少秒没有新表情后，形象的表情恢复平静。</translation>
+        <source>Set by the environment variable {name}, which wins over this file: change or remove the variable to change this.</source>
+        <translation>由环境变量 {name} 设置，它优先于设置文件：要修改这里，请修改或删除该变量。</translation>
+    </message>
+    <message>
+        <source>Set by the command-line option {option} for this run: start Companion without it to change this here.</source>
+        <translation>本次运行由命令行选项 {option} 设置：不带该选项启动 Companion 后才能在这里修改。</translation>
+    </message>
+    <message>
+        <source>Choose…</source>
+        <translation>选择…</translation>
+    </message>
+    <message>
+        <source>The saved key is removed when you save.</source>
+        <translation>保存时会删除已保存的密钥。</translation>
+    </message>
+    <message>
+        <source>Choose a folder</source>
+        <translation>选择文件夹</translation>
+    </message>
+    <message>
+        <source>A key is stored in the system keyring.</source>
+        <translation>系统密钥环中已保存了一个密钥。</translation>
+    </message>
+    <message>
+        <source>The settings file refers to a key in the system keyring, but the keyring has none: enter the key again.</source>
+        <translation>设置文件指向系统密钥环中的密钥，但密钥环里没有：请重新输入密钥。</translation>
+    </message>
+    <message>
+        <source>A key is stored in the settings file (no system keyring works here).</source>
+        <translation>密钥保存在设置文件中（这台电脑上没有可用的系统密钥环）。</translation>
     </message>
     <message>
         <source>(saved — leave empty to keep it)</source>
@@ -1528,6 +2616,146 @@
     <message>
         <source>System default</source>
         <translation>系统默认</translation>
+    </message>
+    <message>
+        <source>AWS region</source>
+        <translation>AWS 区域</translation>
+    </message>
+    <message>
+        <source>AWS profile</source>
+        <translation>AWS 配置</translation>
+    </message>
+    <message>
+        <source>How varied the replies are, from 0 to 2: lower is steadier, higher more playful; automatic leaves it to the model.</source>
+        <translation>回复的多样性，范围 0 到 2：越低越稳定，越高越活泼；选“自动”则由模型决定。</translation>
+    </message>
+    <message>
+        <source>The longest reply, in tokens, from 1 to 1,000,000 (a token is about three quarters of a word); automatic leaves it to the model.</source>
+        <translation>回复的最大长度，单位为 token，范围 1 到 1,000,000（1 个 token 约为 3/4 个英文单词）；选“自动”则由模型决定。</translation>
+    </message>
+    <message>
+        <source>How long to wait for the chat model (and the vision model), in seconds (more than 0, at most 3,600), before giving up.</source>
+        <translation>等待对话模型（及视觉模型）响应的最长时间，单位为秒（大于 0，最多 3,600），超时即放弃。</translation>
+    </message>
+    <message>
+        <source>Offline model only: how many processor threads it may use, from 1 to 256; automatic uses all of them.</source>
+        <translation>仅限离线模型：可使用的处理器线程数，范围 1 到 256；选“自动”则使用全部线程。</translation>
+    </message>
+    <message>
+        <source>Offline model only: how much conversation it can keep in mind at once, in tokens, from 256 to 262,144.</source>
+        <translation>仅限离线模型：一次能记住多少对话内容，单位为 token，范围 256 到 262,144。</translation>
+    </message>
+    <message>
+        <source>whisper_local only: how many processor threads recognition may use, from 1 to 256; automatic uses all of them.</source>
+        <translation>仅限 whisper_local：语音识别可使用的处理器线程数，范围 1 到 256；选“自动”则使用全部线程。</translation>
+    </message>
+    <message>
+        <source>whisper_local only: seconds of new speech between live previews of your words while you talk, from 0 to 30; 0 turns the preview off.</source>
+        <translation>仅限 whisper_local：说话时，每多说这么多秒就刷新一次文字实时预览，范围 0 到 30；设为 0 则关闭预览。</translation>
+    </message>
+    <message>
+        <source>How long to wait for the speech service, in seconds (more than 0, at most 600), before giving up.</source>
+        <translation>等待语音服务响应的最长时间，单位为秒（大于 0，最多 600），超时即放弃。</translation>
+    </message>
+    <message>
+        <source>How sure the detector must be, from 0 to 1, that you started speaking; higher ignores more background noise.</source>
+        <translation>检测器要有多大把握（0 到 1）才认定你开始说话；数值越高，越能忽略背景噪音。</translation>
+    </message>
+    <message>
+        <source>Below this certainty, from 0 to 1, a moment counts as a pause in your speech; keep it under the start threshold.</source>
+        <translation>把握度（0 到 1）低于此值时，视为你在停顿；应低于开始阈值。</translation>
+    </message>
+    <message>
+        <source>Silence after speech, in milliseconds (100 to 5,000), before your turn ends.</source>
+        <translation>说完话后静默多少毫秒（100 到 5,000），才算你这一轮说完。</translation>
+    </message>
+    <message>
+        <source>Sound kept from just before your speech was noticed, in milliseconds (0 to 2,000), so the first word is not cut off.</source>
+        <translation>保留检测到语音之前的一小段声音，单位为毫秒（0 到 2,000），避免第一个字被截掉。</translation>
+    </message>
+    <message>
+        <source>Sounds shorter than this, in milliseconds (0 to 5,000), are ignored as noise (a cough, a click).</source>
+        <translation>短于此时长（毫秒，0 到 5,000）的声音会被当作噪音忽略（如咳嗽声、点击声）。</translation>
+    </message>
+    <message>
+        <source>The longest one turn of speech can be, in seconds (1 to 300); longer speech is cut and sent at that point.</source>
+        <translation>一轮发言的最长时间，单位为秒（1 到 300）；超出时会在此处截断并发送。</translation>
+    </message>
+    <message>
+        <source>How long you must speak over the companion, in milliseconds (100 to 5,000), before it stops to listen.</source>
+        <translation>伙伴说话时，你需要持续说多少毫秒（100 到 5,000），伙伴才会停下来听你说。</translation>
+    </message>
+    <message>
+        <source>How loud the companion&apos;s voice is, from 0 to 2: 1 is normal, 0 silent, 2 twice as loud.</source>
+        <translation>伙伴说话的音量，范围 0 到 2：1 为正常，0 为静音，2 为两倍音量。</translation>
+    </message>
+    <message>
+        <source>How long the room&apos;s echo of the companion&apos;s voice lasts, in milliseconds (0 to 2,000); the microphone ignores that echo.</source>
+        <translation>伙伴的声音在房间里的回声会持续多久，单位为毫秒（0 到 2,000）；麦克风会忽略这段回声。</translation>
+    </message>
+    <message>
+        <source>When you speak over the companion but say no words, it carries on where it stopped after this many seconds (0.1 to 10).</source>
+        <translation>如果你打断了伙伴却没有说出话，伙伴会在这么多秒（0.1 到 10）后从中断处接着说。</translation>
+    </message>
+    <message>
+        <source>How fast the companion speaks, in words per minute, from 60 to 400; 175 is the normal pace.</source>
+        <translation>伙伴的语速，单位为每分钟词数，范围 60 到 400；175 为正常语速。</translation>
+    </message>
+    <message>
+        <source>openai_speech only: how long to wait for the speech server, in seconds (more than 0, at most 600), before giving up.</source>
+        <translation>仅限 openai_speech：等待语音服务器响应的最长时间，单位为秒（大于 0，最多 600），超时即放弃。</translation>
+    </message>
+    <message>
+        <source>How many times in a row the model may use tools before it must answer you, from 0 to 50.</source>
+        <translation>模型最多可以连续使用几次工具（0 到 50），之后必须回答你。</translation>
+    </message>
+    <message>
+        <source>The longest a built-in tool (screenshot, clock, clipboard) may run, in seconds (more than 0, at most 600); your own tools and MCP servers have their own limits.</source>
+        <translation>内置工具（截图、时钟、剪贴板）的最长运行时间，单位为秒（大于 0，最多 600）；自定义工具和 MCP 服务器有各自的限制。</translation>
+    </message>
+    <message>
+        <source>How much conversation the chat model can read at once, in tokens, from 256 to 10,000,000; automatic looks it up in the model list.</source>
+        <translation>对话模型一次能读取多少对话内容，单位为 token，范围 256 到 10,000,000；选“自动”则在模型列表中查询。</translation>
+    </message>
+    <message>
+        <source>Seconds without a new expression before the face goes back to neutral (more than 0, at most 3,600); automatic uses the general expression idle time.</source>
+        <translation>多少秒没有新表情后，表情恢复平静（大于 0，最多 3,600）；选“自动”则使用通用的表情复原时间。</translation>
+    </message>
+    <message>
+        <source>The port of VTube Studio&apos;s plugin API, from 1 to 65,535 (8001 unless you changed it in VTube Studio).</source>
+        <translation>VTube Studio 插件 API 的端口，范围 1 到 65,535（默认为 8001，除非你在 VTube Studio 中改过）。</translation>
+    </message>
+    <message>
+        <source>Long-term memory: what the companion remembers about you across conversations, kept in one file in the data folder, memory.sqlite3; each character has its own.</source>
+        <translation>长期记忆：伙伴在不同对话之间记得的关于你的事，保存在数据文件夹里的一个文件 memory.sqlite3 中；每个角色各有自己的记忆。</translation>
+    </message>
+    <message>
+        <source>Seconds without a new expression before the avatar&apos;s face goes back to neutral (more than 0, at most 3,600).</source>
+        <translation>多少秒没有新表情后，形象的表情恢复平静（大于 0，最多 3,600）。</translation>
+    </message>
+    <message>
+        <source>The avatar. `pack`: a sprite pack folder (frames + `avatar.toml`); unset, the default character. `live2d`: your own Live2D model instead. `renderer`: `sprite` (in the window) or `vtube_studio` (also drive a VTube Studio model). `idle_s`: back to neutral after this long without a new expression (unset: `expression_idle_s`).</source>
+        <translation>形象。`pack`：形象包文件夹（帧图片 + `avatar.toml`），未设置时使用默认角色。`live2d`：改用你自己的 Live2D 模型。`renderer`：`sprite`（在窗口中显示）或 `vtube_studio`（同时驱动 VTube Studio 模型）。`idle_s`：多久没有新表情后恢复平静表情（未设置时使用 `expression_idle_s`）。</translation>
+    </message>
+    <message>
+        <source>The chat model. `model` is `provider/name`; `local/qwen2.5-coder-1.5b` is the embedded default, `local/smollm2` the small embedded choice.</source>
+        <translation>对话模型。`model` 的格式为 `provider/name`；默认使用内置的 `local/qwen2.5-coder-1.5b`，`local/smollm2` 是更小的内置选择。</translation>
+    </message>
+    <message>
+        <source>The chat model that answers you, as provider/name; local/qwen2.5-coder-1.5b (smart) and local/smollm2 (small) run offline on this computer.</source>
+        <translation>负责回答你的对话模型，格式为 provider/name；local/qwen2.5-coder-1.5b（聪明）和 local/smollm2（小巧）在这台电脑上离线运行。</translation>
+    </message>
+    <message>
+        <source>The voice. `engine`: `auto` (the default: the offline neural voice hibari for sentences in the Latin alphabet, the system voice for other scripts such as Chinese, and for everything when hibari cannot load), `pyttsx3` (the system voice), `hibari` (the neural voice alone) or `openai_speech` (OpenAI or any server with an OpenAI-compatible `/audio/speech`). `voice` is an id from that engine&apos;s voice list (with `auto`, a system voice&apos;s id means the system voice speaks everything); `rate` is words per minute (175 = the engine&apos;s normal pace).</source>
+        <translation>声音。`engine`：`auto`（默认：拉丁字母的句子由离线神经语音 hibari 朗读，中文等其他文字由系统语音朗读；hibari 无法加载时全部由系统语音朗读）、`pyttsx3`（系统语音）、`hibari`（只用神经语音）或 `openai_speech`（OpenAI 或任何提供 OpenAI 兼容 `/audio/speech` 的服务器）。`voice` 是该引擎语音列表中的 ID（使用 `auto` 时，填写系统语音的 ID 表示全部由系统语音朗读）；`rate` 是每分钟的词数（175 为引擎的正常语速）。</translation>
+    </message>
+    <message>
+        <source>What speaks: auto uses the natural offline voice for English and the system&apos;s voice for other languages; pyttsx3 is the system&apos;s voice, hibari the natural voice alone, openai_speech an online speech service.</source>
+        <translation>由谁来说话：auto 对英语使用离线自然语音，对其他语言使用系统语音；pyttsx3 是系统语音，hibari 只用自然语音，openai_speech 是在线语音服务。</translation>
+    </message>
+    <message>
+        <source>Turn-taking: how the companion knows you have finished speaking, hears your words while you speak, and may start its answer before it is sure.</source>
+        <translation>轮流对话：伙伴如何知道你说完了，如何边听边转写你的话，以及如何在确定之前就开始回答。</translation>
     </message>
     <message>
         <source>Forget</source>
@@ -1558,16 +2786,20 @@
         <translation>目前没有列出任何音频设备。</translation>
     </message>
     <message>
-        <source>Set by the environment variable {name}, which wins over this file.</source>
-        <translation>已由环境变量 {name} 设置，优先于设置文件。</translation>
-    </message>
-    <message>
         <source>This is not valid JSON (line {line}: {msg}).</source>
         <translation>这不是有效的 JSON（第 {line} 行：{msg}）。</translation>
     </message>
     <message>
         <source>{path} cannot be read ({error}); fix or delete it.</source>
         <translation>无法读取 {path}（{error}），请修正或删除该文件。</translation>
+    </message>
+    <message>
+        <source>Smart (1.5B, 1.1 GB)</source>
+        <translation>聪明（1.5B，1.1 GB）</translation>
+    </message>
+    <message>
+        <source>Small (135M, 100 MB)</source>
+        <translation>小巧（135M，100 MB）</translation>
     </message>
 </context>
 <context>
@@ -1581,12 +2813,123 @@
         <translation>设置已保存。部分更改将在 Companion 重启后生效。</translation>
     </message>
     <message>
-        <source>All set. Changes to the chat model apply when Companion restarts.</source>
-        <translation>设置完成。对话模型的更改将在 Companion 重启后生效。</translation>
-    </message>
-    <message>
         <source>Companion could not start: {0}</source>
         <translation>Companion 无法启动：{0}</translation>
+    </message>
+</context>
+<context>
+    <name>StatusLine</name>
+    <message>
+        <source>loading the speech and chat models</source>
+        <translation>正在加载语音和对话模型</translation>
+    </message>
+    <message>
+        <source>no microphone: type your messages</source>
+        <translation>没有麦克风：请输入文字</translation>
+    </message>
+    <message>
+        <source>the microphone is gone: type your messages</source>
+        <translation>麦克风已断开：请输入文字</translation>
+    </message>
+    <message>
+        <source>interrupted</source>
+        <translation>已打断</translation>
+    </message>
+    <message>
+        <source>didn&apos;t catch that</source>
+        <translation>没听清</translation>
+    </message>
+    <message>
+        <source>preparing the embedded chat model: joining its parts</source>
+        <translation>正在准备内置对话模型：合并分卷</translation>
+    </message>
+    <message>
+        <source>preparing the embedded chat model: checking it</source>
+        <translation>正在准备内置对话模型：校验文件</translation>
+    </message>
+    <message>
+        <source>loading the embedded chat model</source>
+        <translation>正在加载内置对话模型</translation>
+    </message>
+    <message>
+        <source>paused during a sound test</source>
+        <translation>声音测试期间暂停</translation>
+    </message>
+    <message>
+        <source>the reply is shown: no sound output</source>
+        <translation>回复以文字显示：没有声音输出设备</translation>
+    </message>
+    <message>
+        <source>Starting</source>
+        <translation>正在启动</translation>
+    </message>
+    <message>
+        <source>Loading</source>
+        <translation>正在加载</translation>
+    </message>
+    <message>
+        <source>Listening</source>
+        <translation>聆听中</translation>
+    </message>
+    <message>
+        <source>Hearing you</source>
+        <translation>正在听你说</translation>
+    </message>
+    <message>
+        <source>Transcribing</source>
+        <translation>正在识别</translation>
+    </message>
+    <message>
+        <source>Thinking</source>
+        <translation>思考中</translation>
+    </message>
+    <message>
+        <source>Speaking</source>
+        <translation>说话中</translation>
+    </message>
+    <message>
+        <source>Replying</source>
+        <translation>正在回复</translation>
+    </message>
+    <message>
+        <source>Mic off</source>
+        <translation>麦克风已关闭</translation>
+    </message>
+    <message>
+        <source>Ready</source>
+        <translation>就绪</translation>
+    </message>
+    <message>
+        <source>Error</source>
+        <translation>出错了</translation>
+    </message>
+    <message>
+        <source>● Mic live</source>
+        <translation>● 正在收音</translation>
+    </message>
+    <message>
+        <source>The microphone is on and listening</source>
+        <translation>麦克风已开启，正在聆听</translation>
+    </message>
+    <message>
+        <source>📸 Screenshot taken</source>
+        <translation>📸 已截图</translation>
+    </message>
+    <message>
+        <source>Dismiss</source>
+        <translation>关闭</translation>
+    </message>
+    <message>
+        <source>Microphone unavailable</source>
+        <translation>麦克风不可用</translation>
+    </message>
+    <message>
+        <source>still waiting for {0} ({1} s)</source>
+        <translation>仍在等待 {0}（{1} 秒）</translation>
+    </message>
+    <message>
+        <source>Microphone unavailable — {0}</source>
+        <translation>麦克风不可用 — {0}</translation>
     </message>
 </context>
 <context>

@@ -13,8 +13,8 @@ import platform
 import subprocess
 import time
 import wave
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,19 @@ SAMPLE_RATE = 16_000
 CHUNK_SAMPLES = 512  # 32 ms, as a microphone callback would deliver them
 CHUNK_MS = CHUNK_SAMPLES * 1000 / SAMPLE_RATE
 LEAD_SILENCE_S = 0.3
-TAIL_SILENCE_S = 1.2
-QUESTION = "Hey, what is the weather like today? Should I take a jacket?"
+# A question the turn model hears as finished even in espeak-ng's voice, and with no
+# pause inside it long enough for a 0.2 s VAD stop, so that Pipecat's recommended
+# turn-taking works at its best on it. `--question` picks the others: "doubted" (the
+# bench's earlier question, whose end Smart Turn hears as unfinished in espeak's voice),
+# "hello" (the one of the issue's first try with Pipecat's turn-taking: both traps) and
+# "comma" (a pause after "Hey there," that splits Pipecat's whisper segments).
+QUESTIONS = {
+    "default": "Can you tell me what the weather will be like tomorrow?",
+    "doubted": "Hey, what is the weather like today? Should I take a jacket?",
+    "hello": "Hello there, can you tell me what's on my screen right now?",
+    "comma": "Hey there, could you remind me to call my mother tomorrow?",
+}
+QUESTION = QUESTIONS["default"]
 TYPED_QUESTION = "What is the weather like today?"
 SCREEN_QUESTION = "What is on my screen right now?"
 
@@ -61,7 +72,8 @@ def speech_end_sample(pcm: bytes) -> int:
 
 @dataclass
 class Stimulus:
-    """The microphone's whole input for one turn: silence, the question, silence."""
+    """What is said into the microphone for one turn: a little silence, then the
+    question (the microphone goes on after it, with silence)."""
 
     pcm: bytes
     speech_end: int  # sample index in `pcm` where the speech ends
@@ -70,48 +82,65 @@ class Stimulus:
     def from_wav(cls, path: Path) -> Stimulus:
         speech = read_pcm16k(path)
         lead = b"\0\0" * int(SAMPLE_RATE * LEAD_SILENCE_S)
-        tail = b"\0\0" * int(SAMPLE_RATE * TAIL_SILENCE_S)
-        return cls(lead + speech + tail, len(lead) // 2 + speech_end_sample(speech))
+        return cls(lead + speech, len(lead) // 2 + speech_end_sample(speech))
 
     def chunks(self) -> list[bytes]:
         step = CHUNK_SAMPLES * 2
-        return [self.pcm[i : i + step] for i in range(0, len(self.pcm), step)]
+        pcm = self.pcm + bytes(-len(self.pcm) % step)  # whole chunks, as a microphone's
+        return [pcm[i : i + step] for i in range(0, len(pcm), step)]
 
     @property
     def speech_s(self) -> float:
         return self.speech_end / SAMPLE_RATE - LEAD_SILENCE_S
 
 
-@dataclass
-class PacedFeed:
-    """Delivers the stimulus as a microphone does: chunk i (samples [512 i, 512 (i+1)))
-    becomes available when its last sample has been captured, on an absolute clock so
-    delays do not add up. `speech_end_at` is the perf_counter() time at which the last
-    speech sample was captured; `late_ms` the worst delivery lag behind that clock."""
+class LiveMic:
+    """A microphone that never stops: 32 ms chunks on an absolute clock, silence unless
+    someone is speaking into it (`say`). Both systems listen to one from start to end,
+    as they would to a real microphone, so no turn ends because the input ran out."""
 
-    stimulus: Stimulus
-    started_at: float = 0.0
-    late_ms: float = 0.0
-    on_chunk: Callable[[bytes], Any] | None = None
-    delivered: list[float] = field(default_factory=list)
+    def __init__(self) -> None:
+        self._queue: list[bytes] = []
+        self._said: asyncio.Future[float] | None = None
+        self._speech_end = 0
+        self._closed = False
+        self.started_at = 0.0
+        self.late_ms = 0.0
+
+    def say(self, stimulus: Stimulus) -> asyncio.Future[float]:
+        """Speak `stimulus` from the next chunk on; the future gives the perf_counter()
+        time at which its last speech sample is captured."""
+        self._queue = stimulus.chunks()
+        self._speech_end = stimulus.speech_end
+        self._said = asyncio.get_running_loop().create_future()
+        return self._said
 
     @property
-    def speech_end_at(self) -> float:
-        return self.started_at + self.stimulus.speech_end / SAMPLE_RATE
+    def speaking(self) -> bool:
+        return bool(self._queue)
 
     async def chunks(self) -> AsyncIterator[bytes]:
         self.started_at = time.perf_counter()
-        for i, chunk in enumerate(self.stimulus.chunks()):
-            due = self.started_at + (i + 1) * CHUNK_SAMPLES / SAMPLE_RATE
+        silence = bytes(CHUNK_SAMPLES * 2)
+        i = 0
+        while not self._closed:
+            i += 1
+            due = self.started_at + i * CHUNK_SAMPLES / SAMPLE_RATE
             wait = due - time.perf_counter()
             if wait > 0:
                 await asyncio.sleep(wait)
-            now = time.perf_counter()
-            self.late_ms = max(self.late_ms, (now - due) * 1000)
-            yield chunk
+            self.late_ms = max(self.late_ms, (time.perf_counter() - due) * 1000)
+            if not self._queue:
+                yield silence
+                continue
+            if self._said is not None and not self._said.done():
+                # The stimulus's first sample was captured one chunk before `due`.
+                start = due - CHUNK_SAMPLES / SAMPLE_RATE
+                self._said.set_result(start + self._speech_end / SAMPLE_RATE)
+            yield self._queue.pop(0)
 
     async def aclose(self) -> None:
-        return None
+        self._closed = True
 
 
 def pct(values: list[float], q: float) -> float:

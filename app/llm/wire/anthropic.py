@@ -2,18 +2,17 @@
 errors in (`anthropic_stream`, re-exported here so the module is a whole `Wire`).
 
 Rules the API imposes: `system` is a top-level parameter; a user message answers every
-tool call of the assistant message before it, in one message, results first; tool-call
-ids match `^[a-zA-Z0-9_-]+$`; thinking blocks go back with their signatures untouched.
+tool call of the assistant message before it, in one message, results first (the calls
+are paired and their ids made valid in `app.llm.transform`); thinking blocks go back
+with their signatures untouched.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
 from typing import Any
 
-from app.llm.catalogue import model_info
+from app.llm.catalogue import clamp_thinking_level, model_info
 from app.llm.errors import ValidationError
 from app.llm.messages import (
     AudioBlock,
@@ -28,7 +27,8 @@ from app.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from app.llm.request import CacheRetention, LLMRequest, ThinkingLevel, clamp_thinking_level
+from app.llm.request import CacheRetention, LLMRequest, ThinkingLevel
+from app.llm.transform import prepare_messages
 from app.llm.wire import read_base64
 from app.llm.wire.anthropic_stream import (
     STOP_REASONS,
@@ -38,12 +38,15 @@ from app.llm.wire.anthropic_stream import (
     parse_response,
     parse_usage,
 )
+from app.llm.wire.sse import SSE_FRAMING
 
 __all__ = [
     "API_VERSION",
+    "FRAMING",
     "NAME",
     "STOP_REASONS",
     "AnthropicStreamParser",
+    "apply_thinking",
     "endpoint",
     "headers",
     "map_http_error",
@@ -56,6 +59,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 NAME = "anthropic"
+FRAMING = SSE_FRAMING
 API_VERSION = "2023-06-01"
 LABEL = "Anthropic"
 DEFAULT_MAX_TOKENS = 4096
@@ -75,10 +79,7 @@ THINKING_EFFORTS = {
     ThinkingLevel.HIGH: "high",
     ThinkingLevel.XHIGH: "max",
 }
-MISSING_RESULT = "No result: the tool call was interrupted before it finished."
 _IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
-_ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
-_MAX_ID = 64
 
 
 def endpoint(base_url: str, model: str, *, stream: bool) -> str:
@@ -96,26 +97,6 @@ def _cannot(block: ContentBlock, where: str, hint: str = "") -> ValidationError:
     return ValidationError(
         f"Anthropic cannot take a {block.kind} block {where}.{hint}", provider=NAME
     )
-
-
-class _ToolIds:
-    """Tool-call ids in the form Anthropic accepts, the same for a call and its result."""
-
-    def __init__(self) -> None:
-        self._map: dict[str, str] = {}
-        self._used: set[str] = set()
-
-    def __call__(self, original: str) -> str:
-        known = self._map.get(original)
-        if known is not None:
-            return known
-        clean = _ID_CHARS.sub("_", original)[:_MAX_ID] or "toolu"
-        if clean != original or clean in self._used:
-            digest = hashlib.sha1(original.encode()).hexdigest()[:8]
-            clean = f"{clean[: _MAX_ID - 9]}_{digest}"
-        self._map[original] = clean
-        self._used.add(clean)
-        return clean
 
 
 def _image(block: ImageBlock, where: str) -> list[dict[str, Any]]:
@@ -154,17 +135,17 @@ def _document(block: FileBlock) -> dict[str, Any]:
     return out
 
 
-def _thinking(block: ThinkingBlock, provider: str) -> dict[str, Any] | None:
-    """Our own signed thinking goes back verbatim; anyone else's is plain text."""
-    own = block.provider in (None, NAME, provider)
-    if own and block.redacted and block.signature:
+def _thinking(block: ThinkingBlock) -> dict[str, Any] | None:
+    """Signed thinking goes back verbatim; without a signature the API refuses it as
+    thinking, so its words go as text. (Another provider's reasoning is text already.)"""
+    if block.redacted and block.signature:
         return {"type": "redacted_thinking", "data": block.signature}
-    if own and block.signature:
+    if block.signature:
         return {"type": "thinking", "thinking": block.text, "signature": block.signature}
     return {"type": "text", "text": block.text} if block.text else None
 
 
-def _tool_result(result: ToolResultBlock, ids: _ToolIds) -> dict[str, Any]:
+def _tool_result(result: ToolResultBlock) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     for inner in result.content:
         if isinstance(inner, TextBlock):
@@ -172,7 +153,7 @@ def _tool_result(result: ToolResultBlock, ids: _ToolIds) -> dict[str, Any]:
                 parts.append({"type": "text", "text": inner.text})
         else:
             parts.extend(_image(inner, "in a tool result"))
-    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": ids(result.tool_use_id)}
+    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.tool_use_id}
     if parts and all(p["type"] == "text" for p in parts):
         out["content"] = "\n".join(p["text"] for p in parts)
     elif parts:
@@ -184,7 +165,8 @@ def _tool_result(result: ToolResultBlock, ids: _ToolIds) -> dict[str, Any]:
     return out
 
 
-def _user_content(msg: Msg, provider: str, ids: _ToolIds) -> list[dict[str, Any]]:
+def _user_content(msg: Msg) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []  # first, as the API wants them
     parts: list[dict[str, Any]] = []
     for block in msg.blocks:
         if isinstance(block, TextBlock):
@@ -193,7 +175,7 @@ def _user_content(msg: Msg, provider: str, ids: _ToolIds) -> list[dict[str, Any]
         elif isinstance(block, ImageBlock):
             parts.extend(_image(block, "in a user message"))
         elif isinstance(block, ToolResultBlock):
-            parts.append(_tool_result(block, ids))
+            results.append(_tool_result(block))
         elif isinstance(block, FileBlock):
             parts.append(_document(block))
         elif isinstance(block, ThinkingBlock):
@@ -208,22 +190,22 @@ def _user_content(msg: Msg, provider: str, ids: _ToolIds) -> list[dict[str, Any]
             raise _cannot(block, "(audio input)", " Use a speech-to-text step first.")
         else:
             raise _cannot(block, "in a user message")
-    return parts
+    return results + parts
 
 
-def _assistant_content(msg: Msg, provider: str, ids: _ToolIds) -> list[dict[str, Any]]:
+def _assistant_content(msg: Msg) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for block in msg.blocks:
         if isinstance(block, TextBlock):
             if block.text:
                 parts.append({"type": "text", "text": block.text})
         elif isinstance(block, ThinkingBlock):
-            part = _thinking(block, provider)
+            part = _thinking(block)
             if part is not None:
                 parts.append(part)
         elif isinstance(block, ToolUseBlock):
             parts.append(
-                {"type": "tool_use", "id": ids(block.id), "name": block.name, "input": block.input}
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
             )
         elif isinstance(block, NativeBlock):
             if block.format == NAME:
@@ -235,53 +217,11 @@ def _assistant_content(msg: Msg, provider: str, ids: _ToolIds) -> list[dict[str,
     return parts
 
 
-def _call_ids(message: dict[str, Any]) -> list[str]:
-    if message["role"] != "assistant":
-        return []
-    return [p["id"] for p in message["content"] if p.get("type") == "tool_use"]
-
-
-def _answer_every_call(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each user message starts with the results for the calls just before it; a call
-    left without a result gets an error result, and a result whose call is not just
-    before it becomes plain text (the API refuses both)."""
-    out: list[dict[str, Any]] = []
-    for i, message in enumerate(messages):
-        if message["role"] == "user":
-            calls = set(_call_ids(out[-1])) if out else set()
-            results, rest = [], []
-            for part in message["content"]:
-                if part.get("type") != "tool_result":
-                    rest.append(part)
-                elif part["tool_use_id"] in calls:
-                    results.append(part)
-                else:
-                    text = part.get("content") if isinstance(part.get("content"), str) else ""
-                    rest.append({"type": "text", "text": f"[tool result] {text}".strip()})
-            message = {"role": "user", "content": results + rest}
-        out.append(message)
-        following = messages[i + 1] if i + 1 < len(messages) else None
-        answered: set[str] = set()
-        if following is not None and following["role"] == "user":
-            answered = {p.get("tool_use_id", "") for p in following["content"]}
-        missing = [
-            {"type": "tool_result", "tool_use_id": c, "content": MISSING_RESULT, "is_error": True}
-            for c in _call_ids(message)
-            if c not in answered
-        ]
-        if missing and following is not None and following["role"] == "user":
-            following["content"] = missing + following["content"]
-        elif missing:
-            out.append({"role": "user", "content": missing})
-    return out
-
-
 def _messages(request: LLMRequest, provider: str) -> tuple[list[str], list[dict[str, Any]]]:
     """(system texts, messages): consecutive messages of one side merged into one."""
-    ids = _ToolIds()
     system: list[str] = []
     out: list[dict[str, Any]] = []
-    for msg in request.messages:
+    for msg in prepare_messages(request.messages, wire=NAME, provider=provider):
         if msg.role == Role.SYSTEM:
             for block in msg.blocks:
                 if not isinstance(block, TextBlock):
@@ -290,16 +230,16 @@ def _messages(request: LLMRequest, provider: str) -> tuple[list[str], list[dict[
                 system.append(msg.text)
             continue
         if msg.role == Role.ASSISTANT:
-            role, content = "assistant", _assistant_content(msg, provider, ids)
+            role, content = "assistant", _assistant_content(msg)
         else:
-            role, content = "user", _user_content(msg, provider, ids)
+            role, content = "user", _user_content(msg)
         if not content:
             continue
         if out and out[-1]["role"] == role:
             out[-1]["content"].extend(content)
         else:
             out.append({"role": role, "content": content})
-    return system, _answer_every_call(out)
+    return system, out
 
 
 def _cache_control(retention: CacheRetention) -> dict[str, str] | None:
@@ -333,8 +273,10 @@ def _tool_choice(choice: Any) -> dict[str, Any]:
     return {"type": {"required": "any"}.get(choice, choice)}
 
 
-def _apply_thinking(body: dict[str, Any], request: LLMRequest, model: str) -> None:
-    """The thinking parameter for the clamped level, and room for it in `max_tokens`."""
+def apply_thinking(body: dict[str, Any], request: LLMRequest, model: str) -> None:
+    """The thinking parameter for the clamped level, and room for it in `max_tokens`
+    (`body` holds `max_tokens` and maybe `temperature`/`top_p`; Bedrock's Claude models
+    take the same fields)."""
     info = model_info(NAME, model)
     level = clamp_thinking_level(model, request.thinking)
     forced = isinstance(request.tool_choice, dict) or request.tool_choice == "required"
@@ -384,7 +326,7 @@ def to_wire(request: LLMRequest, *, model: str, provider: str = NAME) -> dict[st
             "for it through a tool.",
             provider=NAME,
         )
-    _apply_thinking(body, request, model)
+    apply_thinking(body, request, model)
     if request.stream:
         body["stream"] = True
     body.update(request.provider_options)

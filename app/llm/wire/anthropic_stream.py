@@ -18,7 +18,6 @@ from app.llm.errors import (
     InvalidRequestError,
     ModelResponseFailed,
     OverloadedError,
-    ProviderConnectionError,
     ProviderError,
     RateLimitError,
     error_from_http,
@@ -28,7 +27,7 @@ from app.llm.errors import (
 from app.llm.events import EventEmitter, ModelStreamEvent
 from app.llm.messages import ThinkingBlock
 from app.llm.response import FinishReason, Usage
-from app.llm.wire import StreamAssembler
+from app.llm.wire._stream_shared import SignedThinking, StreamParserBase, count, started_index
 
 __all__ = [
     "STOP_REASONS",
@@ -64,17 +63,13 @@ _ERROR_TYPES: dict[str, type[ProviderError]] = {
 }
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def parse_usage(raw: Mapping[str, Any]) -> Usage:
     """Anthropic usage: `input_tokens` leaves out the cached part (read and written)."""
     usage = Usage(
-        input=_count(raw.get("input_tokens")),
-        output=_count(raw.get("output_tokens")),
-        cache_read=_count(raw.get("cache_read_input_tokens")),
-        cache_write=_count(raw.get("cache_creation_input_tokens")),
+        input=count(raw.get("input_tokens")),
+        output=count(raw.get("output_tokens")),
+        cache_read=count(raw.get("cache_read_input_tokens")),
+        cache_write=count(raw.get("cache_creation_input_tokens")),
     )
     if usage.input is not None and usage.output is not None:
         usage.total = (
@@ -140,14 +135,6 @@ def _error_type(body: bytes | str) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def _started_index(out: list[ModelStreamEvent], start: int) -> int:
-    """The index of the block a call just opened (from its `block.started` event)."""
-    for event in out[start:]:
-        if event.kind == "block.started":
-            return event.block.index
-    return -1
-
-
 class _Block:
     """One Anthropic content block while it streams."""
 
@@ -160,28 +147,18 @@ class _Block:
         self.signature = ""
 
 
-class AnthropicStreamParser:
+class AnthropicStreamParser(StreamParserBase):
     """Messages API stream events in, `ModelStreamEvent`s out (see `WireParser`)."""
 
     def __init__(
         self, emitter: EventEmitter, *, label: str, secrets: Sequence[str | None] = ()
     ) -> None:
-        self.assembler = StreamAssembler(emitter)
-        self._label = label
-        self._secrets = tuple(secrets)
+        super().__init__(emitter, label=label, secrets=secrets)
         self._blocks: dict[int, _Block] = {}
-        self._signed: dict[int, ThinkingBlock] = {}  # position -> the block with its signature
+        self._signed = SignedThinking()
         self._usage: dict[str, Any] = {}
         self._stop_reason: str | None = None
         self._stopped = False
-
-    @property
-    def terminated(self) -> bool:
-        return self.assembler.terminated
-
-    @property
-    def _provider(self) -> str:
-        return self.assembler.emitter.scope.provider
 
     def feed_sse(self, event: str, data: str) -> list[ModelStreamEvent]:
         if self.terminated or not data.strip():
@@ -191,13 +168,7 @@ class AnthropicStreamParser:
         try:
             payload = jiter.from_json(data.encode())
         except ValueError:
-            shown = redact(data[:120], self._secrets)
-            return self.fail(
-                ModelResponseFailed(
-                    f"{self._label} sent stream data that is not JSON: {shown!r}",
-                    provider=self._provider,
-                )
-            )
+            return self._not_json(data)
         if isinstance(payload, dict) and "type" not in payload and event:
             payload["type"] = event
         return self.feed(payload)
@@ -208,12 +179,8 @@ class AnthropicStreamParser:
         if self.terminated:
             return out
         if not isinstance(payload, dict):
-            return self.fail(
-                ModelResponseFailed(
-                    f"{self._label} sent a stream event that is not an object.",
-                    provider=self._provider,
-                )
-            )
+            self._failed(out, "sent a stream event that is not an object.")
+            return out
         kind = payload.get("type")
         try:
             if kind == "message_start":
@@ -242,7 +209,7 @@ class AnthropicStreamParser:
             # `ping` and event types added later are ignored, as Anthropic asks.
         except ProviderError as exc:  # broken tool arguments
             self.assembler.fail(out, exc)
-        return self._with_signatures(out)
+        return self._signed.apply(out)
 
     def _message_start(self, out: list[ModelStreamEvent], message: Mapping[str, Any]) -> None:
         asm = self.assembler
@@ -264,7 +231,7 @@ class AnthropicStreamParser:
             self.assembler.text(out, piece)
         if not block.opened:
             block.opened = True
-            block.position = _started_index(out, start)
+            block.position = started_index(out, start)
 
     def _block_start(self, out: list[ModelStreamEvent], index: Any, raw: Mapping[str, Any]) -> None:
         asm = self.assembler
@@ -281,7 +248,7 @@ class AnthropicStreamParser:
                 name=raw.get("name") or "",
                 arguments=json.dumps(arguments) if arguments else None,
             )
-            block.opened, block.position = True, _started_index(out, start)
+            block.opened, block.position = True, started_index(out, start)
         elif kind in ("text", "thinking", "redacted_thinking"):
             block = self._blocks[index] = _Block("text" if kind == "text" else "thinking")
             # Whole replies carry their content in the start event; streams start empty.
@@ -290,8 +257,11 @@ class AnthropicStreamParser:
             if kind == "redacted_thinking":
                 block.signature = raw.get("data") or ""
                 self._open(out, block)
-                self._signed[block.position] = ThinkingBlock(
-                    signature=block.signature, redacted=True, provider=self._provider
+                self._signed.add(
+                    block.position,
+                    ThinkingBlock(
+                        signature=block.signature, redacted=True, provider=self._provider
+                    ),
                 )
         # Server tools (web search, ...) run at Anthropic: their blocks are not ours to run.
 
@@ -323,7 +293,7 @@ class AnthropicStreamParser:
         if block.kind == "thinking" and block.signature and not block.opened:
             self._open(out, block)
         if block.kind == "thinking" and block.signature and block.position not in self._signed:
-            self._signed[block.position] = ThinkingBlock(signature=block.signature)
+            self._signed.add(block.position, ThinkingBlock(signature=block.signature))
         # Blocks arrive one after another, so closing "every open block" closes this one.
         if block.opened:
             self.assembler.close_blocks(out)
@@ -337,31 +307,6 @@ class AnthropicStreamParser:
             self._usage.update({k: v for k, v in usage.items() if v is not None})
             self.assembler.usage(out, parse_usage(self._usage), True)
 
-    def _with_signatures(self, out: list[ModelStreamEvent]) -> list[ModelStreamEvent]:
-        """Put the signatures (and redactions) on finished thinking blocks, which the
-        assembler builds from their text alone."""
-        if not self._signed:
-            return out
-        for event in out:
-            if event.kind == "block.completed" and event.block.index in self._signed:
-                event.content = self._signed_block(event.block.index, event.content)
-            elif event.kind == "response.completed":
-                content = [self._signed_block(i, c) for i, c in enumerate(event.response.content)]
-                event.response = event.response.model_copy(update={"content": content})
-        return out
-
-    def _signed_block(self, position: int, content: Any) -> Any:
-        signed = self._signed.get(position)
-        if signed is None or not isinstance(content, ThinkingBlock):
-            return content
-        return content.model_copy(
-            update={
-                "signature": signed.signature,
-                "redacted": signed.redacted,
-                "text": "" if signed.redacted else content.text,
-            }
-        )
-
     def finish(self, *, done: bool = True) -> list[ModelStreamEvent]:
         out: list[ModelStreamEvent] = []
         asm = self.assembler
@@ -371,38 +316,15 @@ class AnthropicStreamParser:
         if finish is not None:
             metadata = {"stop_reason": self._stop_reason}
             asm.complete(out, finish, parse_usage(self._usage) if self._usage else None, metadata)
-        elif not done and not self._stopped:
-            why = f"The connection to {self._label} closed before the reply finished."
-            asm.fail(out, ProviderConnectionError(why, provider=self._provider))
-        elif self._stop_reason is not None:
+        elif (done or self._stopped) and self._stop_reason is not None:
             reason = _WHY_NOT.get(
                 self._stop_reason, f"stopped for an unknown reason {self._stop_reason!r}"
             )
-            asm.fail(
-                out,
-                ModelResponseFailed(
-                    f"{self._label} {reason}.", provider=self._provider, code=self._stop_reason
-                ),
-            )
-        elif not asm.started:
-            asm.fail(
-                out,
-                ModelResponseFailed(f"{self._label} sent an empty reply.", provider=self._provider),
-            )
+            self._failed(out, f"{reason}.", code=self._stop_reason)
         else:
-            why = f"{self._label} ended the reply without saying why it stopped."
-            asm.fail(out, ModelResponseFailed(why, provider=self._provider))
-        return self._with_signatures(out)
-
-    def fail(self, error: ProviderError) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        self.assembler.fail(out, error)
-        return out
-
-    def cancel(self, error: ProviderError | None = None) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        self.assembler.cancel(out, error)
-        return out
+            # A drop after `message_stop` is no drop: the reply had ended.
+            self._ended_early(out, done=done or self._stopped)
+        return self._signed.apply(out)
 
 
 def new_parser(

@@ -1,6 +1,7 @@
 """Google Gemini API wire (`generateContent`, `streamGenerateContent?alt=sse`): neutral
-requests as `contents`/`parts` bodies. The replies and error bodies are read in
-`gemini_stream.py`; this module is the face the HTTP client drives.
+requests as `contents`/`parts` bodies. The replies are read in `gemini_stream`, error
+bodies in `gemini_errors`, schemas cleaned in `gemini_schema`; this module is the face
+the HTTP client drives.
 """
 
 from __future__ import annotations
@@ -30,15 +31,15 @@ from app.llm.messages import (
     ToolUseBlock,
 )
 from app.llm.request import LLMRequest, ThinkingLevel
+from app.llm.transform import prepare_messages
 from app.llm.wire import read_base64
-from app.llm.wire.gemini_stream import (
-    GENERATED_ID_PREFIX,
-    GeminiStreamParser,
-    error_from_body,
-    map_http_error,
-)
+from app.llm.wire.gemini_errors import error_from_body, map_http_error
+from app.llm.wire.gemini_schema import clean_schema
+from app.llm.wire.gemini_stream import GENERATED_ID_PREFIX, GeminiStreamParser
+from app.llm.wire.sse import SSE_FRAMING
 
 __all__ = [
+    "FRAMING",
     "GENERATED_ID_PREFIX",
     "NAME",
     "SKIP_SIGNATURE",
@@ -57,6 +58,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 NAME = "gemini"
+FRAMING = SSE_FRAMING
 WIRE_FORMAT = "gemini"
 # Gemini 3 refuses a function call without a signature in the current turn; Google's
 # documented stand-in for calls that did not come from Gemini (other models, edits).
@@ -200,14 +202,11 @@ def _model_parts(
         if isinstance(block, TextBlock):
             if block.text:
                 add({"text": block.text})
-        elif isinstance(block, ThinkingBlock):
-            own = block.provider == provider
-            if own and block.text:
+        elif isinstance(block, ThinkingBlock):  # our own: another's is text by now
+            if block.text:
                 add({"text": block.text, "thought": True}, block.signature)
-            elif own and block.signature:
+            elif block.signature:
                 pending = block.signature
-            elif block.text and not block.redacted:
-                add({"text": block.text})  # another provider's reasoning, as plain text
         elif isinstance(block, ToolUseBlock):
             call: dict[str, Any] = {"name": block.name, "args": block.input}
             if _sends_id(block, msg, provider):
@@ -245,14 +244,14 @@ class _Turn:
 
 
 class _Contents:
-    """Builds `contents`: alternating turns, each call answered in the next user turn."""
+    """Builds `contents`: alternating turns, each call answered in the next user turn
+    (`app.llm.transform` has paired every call with its result)."""
 
     def __init__(self, provider: str, model: str) -> None:
         self.provider = provider
         self.gemini3 = "gemini-3" in model.lower()
         self.turns: list[_Turn] = []
         self.call_names: dict[str, str] = {}  # every call's id -> its tool name
-        self.unanswered: dict[str, str] = {}  # the last model turn's calls without results
         self.sent_ids: set[str] = set()
 
     def turn(self, role: str) -> _Turn:
@@ -260,32 +259,17 @@ class _Contents:
             self.turns.append(_Turn(role))
         return self.turns[-1]
 
-    def answer_the_rest(self) -> None:
-        """A call left without a result gets an error result, not a refused request."""
-        for call_id, name in self.unanswered.items():
-            response = {"error": "No result was recorded for this call; it did not run."}
-            self._respond(call_id, name, response)
-        self.unanswered.clear()
-
-    def _respond(self, call_id: str, name: str, response: dict[str, Any]) -> None:
-        part: dict[str, Any] = {"name": name, "response": response}
-        if call_id in self.sent_ids:
-            part["id"] = call_id
-        self.turn("user").responses.append({"functionResponse": part})
-
     def add(self, msg: Msg) -> None:
         if msg.role == Role.SYSTEM:
             return
         if msg.role == Role.ASSISTANT:
             if msg.tool_results:
                 raise _unsupported(msg.tool_results[0], self.provider, "in an assistant message")
-            self.answer_the_rest()
             parts = _model_parts(msg, self.provider, gemini3=self.gemini3, sent_ids=self.sent_ids)
             if parts:
                 self.turn("model").parts.extend(parts)
             for call in msg.tool_calls:
                 self.call_names[call.id] = call.name
-                self.unanswered[call.id] = call.name
             return
         rest: list[ContentBlock] = []
         for block in msg.blocks:
@@ -295,32 +279,27 @@ class _Contents:
                 rest.append(block)
         parts = _user_parts(rest, self.provider)
         if parts:
-            self.answer_the_rest()
             self.turn("user").parts.extend(parts)
 
     def _result(self, result: ToolResultBlock) -> None:
         name = self.call_names.get(result.tool_use_id) or result.name or "tool"
-        if result.tool_use_id not in self.unanswered:
-            # No call waits for it (a late or foreign result): the model reads it as text.
-            label = f"[result of the tool {name}, call {result.tool_use_id}]"
-            self.turn("user").parts.append({"text": f"{label}\n{_result_text(result)}"})
-        else:
-            del self.unanswered[result.tool_use_id]
-            key = "error" if result.is_error else "output"
-            self._respond(result.tool_use_id, name, {key: _result_text(result)})
+        key = "error" if result.is_error else "output"
+        part: dict[str, Any] = {"name": name, "response": {key: _result_text(result)}}
+        if result.tool_use_id in self.sent_ids:
+            part["id"] = result.tool_use_id
+        self.turn("user").responses.append({"functionResponse": part})
         # Gemini cannot reliably read images inside a functionResponse: they follow it.
         for image in result.images:
             label = f"[image {image.name or 'from a tool'}, returned by the tool {name}]"
             self.turn("user").parts.extend(_image_parts(image, label))
 
     def wire(self) -> list[dict[str, Any]]:
-        self.answer_the_rest()
         return [t.wire() for t in self.turns if t.responses or t.parts]
 
 
-def _system_instruction(request: LLMRequest, provider: str) -> dict[str, Any] | None:
+def _system_instruction(messages: list[Msg], provider: str) -> dict[str, Any] | None:
     parts: list[dict[str, Any]] = []
-    for msg in request.messages:
+    for msg in messages:
         if msg.role != Role.SYSTEM:
             continue
         for block in msg.blocks:
@@ -332,88 +311,6 @@ def _system_instruction(request: LLMRequest, provider: str) -> dict[str, Any] | 
 
 
 # ------------------------------------------------------------------ schemas ----
-
-# The OpenAPI subset Gemini's `Schema` accepts; anything else is refused with a 400.
-_SCHEMA_KEYS = frozenset(
-    {"type", "format", "title", "description", "nullable", "enum", "items", "properties"}
-    | {"required", "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum"}
-    | {"pattern", "anyOf", "default", "example", "propertyOrdering"}
-    | {"minProperties", "maxProperties"}
-)
-
-
-def clean_schema(schema: dict[str, Any], *, where: str) -> dict[str, Any]:
-    """A JSON Schema as Gemini takes it: local `$ref`s inlined, `const` as `enum`,
-    `["x", "null"]` types as `nullable`, unsupported keywords left out. A recursive or
-    outside `$ref` raises `ValidationError` (`where` names the tool in the message)."""
-    defs = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
-    return _clean(schema, defs, (), where)
-
-
-def _clean(node: Any, defs: dict[str, Any], seen: tuple[str, ...], where: str) -> Any:
-    if not isinstance(node, dict):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str):
-        name = ref.removeprefix("#/$defs/").removeprefix("#/definitions/")
-        if name == ref or name not in defs:
-            raise ValidationError(
-                f"The schema of {where} refers to {ref!r}, which Gemini cannot follow."
-            )
-        if name in seen:
-            raise ValidationError(
-                f"The schema of {where} is recursive ({ref!r}); Gemini takes no recursive schemas."
-            )
-        merged = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
-        return _clean(merged, defs, (*seen, name), where)
-    out: dict[str, Any] = {}
-    for part in node.get("allOf") or ():  # Gemini has no allOf: the parts are merged
-        sub = _clean(part, defs, seen, where)
-        if isinstance(sub, dict):
-            props = {**out.get("properties", {}), **sub.get("properties", {})}
-            required = [*out.get("required", []), *sub.get("required", [])]
-            out.update(sub)
-            if props:
-                out["properties"] = props
-            if required:
-                out["required"] = list(dict.fromkeys(required))
-    kind = node.get("type")
-    if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"]
-        if len(kinds) < len(kind):
-            out["nullable"] = True
-        if len(kinds) == 1:
-            out["type"] = kinds[0]
-        elif kinds:
-            out["anyOf"] = [{"type": k} for k in kinds]
-    elif kind is not None:
-        out["type"] = kind
-    if "const" in node:
-        out["enum"] = [node["const"]]
-    variants = [*(node.get("anyOf") or ()), *(node.get("oneOf") or ())]
-    if variants:
-        cleaned = [
-            _clean(v, defs, seen, where)
-            for v in variants
-            if not (isinstance(v, dict) and v.get("type") == "null")
-        ]
-        if len(cleaned) < len(variants):
-            out["nullable"] = True
-        if len(cleaned) == 1 and isinstance(cleaned[0], dict):
-            out.update({k: v for k, v in cleaned[0].items() if k not in out or k == "type"})
-        elif cleaned:
-            out["anyOf"] = cleaned
-    for key, value in node.items():
-        if key not in _SCHEMA_KEYS or key in ("type", "anyOf"):
-            continue
-        if key == "properties" and isinstance(value, dict):
-            out[key] = {name: _clean(sub, defs, seen, where) for name, sub in value.items()}
-        elif key == "items":
-            first = value[0] if isinstance(value, list) and value else value
-            out[key] = _clean(first, defs, seen, where)
-        else:
-            out[key] = value
-    return out
 
 
 def _parameters(schema: dict[str, Any], where: str) -> dict[str, Any] | None:
@@ -520,11 +417,12 @@ def _response_format(request: LLMRequest, provider: str) -> dict[str, Any]:
 def to_wire(request: LLMRequest, *, model: str, provider: str = "gemini") -> dict[str, Any]:
     """The `generateContent` body (the same for streaming: the URL differs). Reads media
     files now; raises `ValidationError` for content Gemini cannot take."""
+    messages = prepare_messages(request.messages, wire=NAME, provider=provider)
     contents = _Contents(provider, model)
-    for msg in request.messages:
+    for msg in messages:
         contents.add(msg)
     body: dict[str, Any] = {"contents": contents.wire()}
-    system = _system_instruction(request, provider)
+    system = _system_instruction(messages, provider)
     if system:
         body["systemInstruction"] = system
     if request.tools:

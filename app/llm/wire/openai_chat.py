@@ -7,12 +7,11 @@ the in-process llama.cpp model yields the same chunk dicts.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import re
 from typing import Any
 
+from app.llm.catalogue import clamp_thinking_level
 from app.llm.errors import ValidationError
 from app.llm.messages import (
     AudioBlock,
@@ -27,7 +26,8 @@ from app.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from app.llm.request import CacheRetention, LLMRequest, ThinkingLevel, clamp_thinking_level
+from app.llm.request import CacheRetention, LLMRequest, ThinkingLevel
+from app.llm.transform import prepare_messages
 from app.llm.wire import read_base64
 from app.llm.wire.openai_chat_stream import (
     FINISH_REASONS,
@@ -37,9 +37,11 @@ from app.llm.wire.openai_chat_stream import (
     parse_response,
     parse_usage,
 )
+from app.llm.wire.sse import SSE_FRAMING
 
 __all__ = [
     "FINISH_REASONS",
+    "FRAMING",
     "NAME",
     "ChatStreamParser",
     "endpoint",
@@ -54,10 +56,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 NAME = "openai_chat"
+FRAMING = SSE_FRAMING
 WIRE_FORMAT = NAME
 _FILE_PROVIDERS = frozenset({"openai", "openrouter"})
-MISSING_RESULT = "No result: the tool call was interrupted before it finished."
-_CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 
 
@@ -77,13 +78,6 @@ def _image_parts(block: ImageBlock) -> list[dict[str, Any]]:
     return parts
 
 
-def _thinking_as_text(block: ThinkingBlock, provider: str) -> str | None:
-    """Reasoning from another provider is passed on as plain text; our own is not replayed."""
-    if block.redacted or not block.text or block.provider == provider:
-        return None
-    return block.text
-
-
 def _user_parts(msg: Msg, provider: str) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for block in msg.blocks:
@@ -93,9 +87,7 @@ def _user_parts(msg: Msg, provider: str) -> list[dict[str, Any]]:
         elif isinstance(block, ImageBlock):
             parts.extend(_image_parts(block))
         elif isinstance(block, ThinkingBlock):
-            text = _thinking_as_text(block, provider)
-            if text:
-                parts.append({"type": "text", "text": text})
+            continue  # the provider's own reasoning is not replayed (another's is text now)
         elif isinstance(block, AudioBlock):
             fmt = _AUDIO_FORMATS.get(block.mime_type)
             if fmt is None:
@@ -141,15 +133,12 @@ def _assistant_message(msg: Msg, provider: str) -> dict[str, Any]:
             if block.text:
                 texts.append(block.text)
         elif isinstance(block, ThinkingBlock):
-            text = _thinking_as_text(block, provider)
-            if text:
-                texts.append(text)
-            elif block.provider == provider and block.text:
+            if block.text:
                 own_reasoning.append(block.text)
         elif isinstance(block, ToolUseBlock):
             tool_calls.append(
                 {
-                    "id": _call_id(block.id),
+                    "id": block.id,
                     "type": "function",
                     "function": {
                         "name": block.name,
@@ -178,43 +167,6 @@ def _assistant_message(msg: Msg, provider: str) -> dict[str, Any]:
     return out
 
 
-def _call_id(original: str) -> str:
-    """A tool-call id every Chat Completions server takes (OpenAI: at most 40 characters);
-    the same for a call and its result, since it depends on the id alone."""
-    if _CALL_ID.fullmatch(original):
-        return original
-    return "call_" + hashlib.sha1(original.encode()).hexdigest()[:24]
-
-
-def _answer_every_call(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every tool call answered by a tool message right after its assistant message (an
-    error result for a call left without one); a result with no call becomes text."""
-    out: list[dict[str, Any]] = []
-    pending: list[str] = []
-
-    def answer_pending() -> None:
-        for call_id in pending:
-            out.append(
-                {"role": "tool", "tool_call_id": call_id, "content": f"Error: {MISSING_RESULT}"}
-            )
-        pending.clear()
-
-    for message in messages:
-        if message["role"] == "tool":
-            if message["tool_call_id"] in pending:
-                pending.remove(message["tool_call_id"])
-                out.append(message)
-            else:
-                out.append({"role": "user", "content": f"[tool result] {message['content']}"})
-            continue
-        answer_pending()
-        out.append(message)
-        if message["role"] == "assistant":
-            pending.extend(call["id"] for call in message.get("tool_calls") or ())
-    answer_pending()
-    return out
-
-
 def _tool_message(result: ToolResultBlock) -> dict[str, Any]:
     text = result.text
     if result.is_error and not text.lower().startswith("error"):
@@ -224,7 +176,7 @@ def _tool_message(result: ToolResultBlock) -> dict[str, Any]:
         names = ", ".join(i.name or f"#{n + 1}" for n, i in enumerate(images))
         text = f"{text}\n(The image {names} follows in the next message.)".lstrip()
     content = text or "(no output)"
-    return {"role": "tool", "tool_call_id": _call_id(result.tool_use_id), "content": content}
+    return {"role": "tool", "tool_call_id": result.tool_use_id, "content": content}
 
 
 def _messages(request: LLMRequest, provider: str) -> list[dict[str, Any]]:
@@ -240,7 +192,7 @@ def _messages(request: LLMRequest, provider: str) -> list[dict[str, Any]]:
             out.append({"role": "user", "content": parts})
             tool_images.clear()
 
-    for msg in request.messages:
+    for msg in prepare_messages(request.messages, wire=NAME, provider=provider):
         results = msg.tool_results
         if results:
             for result in results:
@@ -261,7 +213,7 @@ def _messages(request: LLMRequest, provider: str) -> list[dict[str, Any]]:
         else:
             out.append({"role": "user", "content": _content_value(_user_parts(msg, provider))})
     flush_tool_images()
-    return _answer_every_call(out)
+    return out
 
 
 def _tool_choice(choice: Any) -> Any:

@@ -13,17 +13,10 @@ from typing import Any
 
 import jiter
 
-from app.llm.errors import (
-    ModelResponseFailed,
-    ProviderConnectionError,
-    ProviderError,
-    error_from_http,
-    error_from_payload,
-    redact,
-)
+from app.llm.errors import ProviderError, error_from_http, error_from_payload
 from app.llm.events import EventEmitter, ModelStreamEvent
 from app.llm.response import FinishReason, Usage
-from app.llm.wire import StreamAssembler
+from app.llm.wire._stream_shared import StreamParserBase, count
 
 __all__ = [
     "FINISH_REASONS",
@@ -32,6 +25,7 @@ __all__ = [
     "new_parser",
     "parse_response",
     "parse_usage",
+    "replay_completion",
 ]
 
 # ----------------------------------------------------------------- errors ----
@@ -73,27 +67,23 @@ FINISH_REASONS: dict[str, FinishReason] = {
 }
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def parse_usage(raw: dict[str, Any]) -> Usage:
     """Chat Completions usage; counts the provider left out stay None."""
     prompt_details = raw.get("prompt_tokens_details") or {}
     completion_details = raw.get("completion_tokens_details") or {}
-    cache_read = _count(prompt_details.get("cached_tokens"))
+    cache_read = count(prompt_details.get("cached_tokens"))
     if cache_read is None:
-        cache_read = _count(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
+        cache_read = count(raw.get("prompt_cache_hit_tokens"))  # DeepSeek
     return Usage(
-        input=_count(raw.get("prompt_tokens")),
-        output=_count(raw.get("completion_tokens")),
+        input=count(raw.get("prompt_tokens")),
+        output=count(raw.get("completion_tokens")),
         cache_read=cache_read,
-        total=_count(raw.get("total_tokens")),
-        reasoning=_count(completion_details.get("reasoning_tokens")),
+        total=count(raw.get("total_tokens")),
+        reasoning=count(completion_details.get("reasoning_tokens")),
     )
 
 
-class ChatStreamParser:
+class ChatStreamParser(StreamParserBase):
     """Chat-completion chunks (dicts, or raw `data:` payloads) in, stream events out.
 
     Call `feed`/`feed_data` per chunk, then `finish()` at `[DONE]` or the end of the
@@ -108,18 +98,12 @@ class ChatStreamParser:
         secrets: Sequence[str | None] = (),
         model_from_chunks: bool = True,
     ) -> None:
-        self.assembler = StreamAssembler(emitter)
-        self._label = label
-        self._secrets = secrets
+        super().__init__(emitter, label=label, secrets=secrets)
         self._model_from_chunks = model_from_chunks
         self._finish: str | None = None
         self._usage: Usage | None = None
         self._tool_ids: dict[str, int] = {}
         self._metadata: dict[str, Any] = {}
-
-    @property
-    def terminated(self) -> bool:
-        return self.assembler.terminated
 
     def feed_sse(self, event: str, data: str) -> list[ModelStreamEvent]:
         """One SSE event; `[DONE]` ends the reply, keep-alive blanks are skipped."""
@@ -136,15 +120,7 @@ class ChatStreamParser:
         try:
             chunk = jiter.from_json(data.encode() if isinstance(data, str) else data)
         except ValueError:
-            shown = redact(str(data)[:120], self._secrets)
-            self.assembler.fail(
-                out,
-                ModelResponseFailed(
-                    f"{self._label} sent stream data that is not JSON: {shown!r}",
-                    provider=self.assembler.emitter.scope.provider,
-                ),
-            )
-            return out
+            return self._not_json(data)
         return self.feed(chunk)
 
     def feed(self, chunk: Any) -> list[ModelStreamEvent]:
@@ -153,15 +129,12 @@ class ChatStreamParser:
         if asm.terminated:
             return out
         if not isinstance(chunk, dict):
-            asm.fail(
-                out,
-                ModelResponseFailed(f"{self._label} sent a stream chunk that is not an object."),
-            )
+            self._failed(out, "sent a stream chunk that is not an object.")
             return out
         asm.start(out, chunk.get("id"))
         if self._model_from_chunks and chunk.get("model"):
             asm.model = chunk["model"]
-        if chunk.get("error"):
+        if chunk.get("error") or chunk.get("object") == "error":  # Mistral's own shape
             scope = asm.emitter.scope
             error = error_from_payload(
                 chunk,
@@ -193,6 +166,8 @@ class ChatStreamParser:
         content = delta.get("content")
         if content and isinstance(content, str):
             asm.text(out, content)
+        elif isinstance(content, list):
+            self._content_parts(out, content)
         refusal = delta.get("refusal")
         if refusal and isinstance(refusal, str):
             asm.text(out, refusal)
@@ -200,6 +175,22 @@ class ChatStreamParser:
             self._tool_call(out, call)
         if choice.get("finish_reason"):
             self._finish = choice["finish_reason"]
+
+    def _content_parts(self, out: list[ModelStreamEvent], parts: list[Any]) -> None:
+        """Content as a list of parts, as Mistral's reasoning models send it:
+        `{"type": "text", "text"}` and `{"type": "thinking", "thinking": [text parts]}`."""
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "text" and isinstance(part.get("text"), str) and part["text"]:
+                self.assembler.text(out, part["text"])
+            elif part.get("type") == "thinking":
+                inner = part.get("thinking")
+                pieces = inner if isinstance(inner, list) else [{"type": "text", "text": inner}]
+                for piece in pieces:
+                    text = piece.get("text") if isinstance(piece, dict) else None
+                    if isinstance(text, str) and text:
+                        self.assembler.thinking(out, text)
 
     def _tool_call(self, out: list[ModelStreamEvent], call: dict[str, Any]) -> None:
         index = call.get("index")
@@ -226,34 +217,15 @@ class ChatStreamParser:
         asm = self.assembler
         if asm.terminated:
             return out
-        provider = asm.emitter.scope.provider
         finish = FINISH_REASONS.get(self._finish or "")
         if finish is not None:
             metadata = {"finish_reason_raw": self._finish, **self._metadata}
             asm.complete(out, finish, self._usage, metadata)
-        elif not done:
-            why = f"The connection to {self._label} closed before the reply finished."
-            asm.fail(out, ProviderConnectionError(why, provider=provider))
-        elif self._finish is not None:
-            why = f"{self._label} stopped the reply for an unknown reason {self._finish!r}."
-            asm.fail(out, ModelResponseFailed(why, provider=provider, code=self._finish))
-        elif not asm.started:
-            asm.fail(
-                out, ModelResponseFailed(f"{self._label} sent an empty reply.", provider=provider)
-            )
+        elif done and self._finish is not None:
+            why = f"stopped the reply for an unknown reason {self._finish!r}."
+            self._failed(out, why, code=self._finish)
         else:
-            why = f"{self._label} ended the reply without saying why it stopped."
-            asm.fail(out, ModelResponseFailed(why, provider=provider))
-        return out
-
-    def fail(self, error: ProviderError) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        self.assembler.fail(out, error)
-        return out
-
-    def cancel(self, error: ProviderError | None = None) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        self.assembler.cancel(out, error)
+            self._ended_early(out, done=done)
         return out
 
 
@@ -267,7 +239,12 @@ def parse_response(
     payload: Any, emitter: EventEmitter, *, label: str, secrets: Sequence[str | None]
 ) -> list[ModelStreamEvent]:
     """A non-streamed `chat.completion` body, replayed as one chunk through the parser."""
-    parser = ChatStreamParser(emitter, label=label, secrets=secrets)
+    return replay_completion(ChatStreamParser(emitter, label=label, secrets=secrets), payload)
+
+
+def replay_completion(parser: ChatStreamParser, payload: Any) -> list[ModelStreamEvent]:
+    """A whole `chat.completion` body fed to `parser` as the one chunk a stream of it
+    would be (each message as a delta), then the end."""
     if not isinstance(payload, dict):
         return parser.feed(payload)
     chunk = {k: v for k, v in payload.items() if k != "choices"}

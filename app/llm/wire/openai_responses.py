@@ -12,13 +12,11 @@ with `store: false`, so the item is the only way the model gets its reasoning ba
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import re
 from typing import Any
 
-from app.llm.catalogue import model_info
+from app.llm.catalogue import clamp_thinking_level, model_info
 from app.llm.errors import ValidationError
 from app.llm.messages import (
     AudioBlock,
@@ -34,7 +32,8 @@ from app.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from app.llm.request import CacheRetention, LLMRequest, ThinkingLevel, clamp_thinking_level
+from app.llm.request import CacheRetention, LLMRequest, ThinkingLevel
+from app.llm.transform import prepare_messages
 from app.llm.wire import read_base64
 from app.llm.wire.openai_responses_stream import (
     ResponsesStreamParser,
@@ -43,15 +42,16 @@ from app.llm.wire.openai_responses_stream import (
     parse_response,
     parse_usage,
 )
+from app.llm.wire.sse import SSE_FRAMING
 
 __all__ = [
+    "FRAMING",
     "NAME",
     "ResponsesStreamParser",
     "endpoint",
     "headers",
     "map_http_error",
     "new_parser",
-    "normalize_call_id",
     "parse_response",
     "parse_usage",
     "to_wire",
@@ -60,13 +60,12 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 NAME = "openai_responses"
+FRAMING = SSE_FRAMING
 # Content-part types; any other `type` in a native block is a whole input item.
 _CONTENT_PART_TYPES = frozenset(
     {"input_text", "input_image", "input_file", "input_audio", "output_text", "refusal"}
 )
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
-_CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-_NO_RESULT = "Error: the tool call got no result (it was not run or was interrupted)."
 
 
 def endpoint(base_url: str, model: str, *, stream: bool) -> str:
@@ -75,19 +74,6 @@ def endpoint(base_url: str, model: str, *, stream: bool) -> str:
 
 def headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
-
-
-def normalize_call_id(raw: str) -> str:
-    """A call id the Responses API accepts (≤ 64 characters of `[A-Za-z0-9_-]`).
-
-    Ids already valid are kept; others are cleaned and given a hash of the original,
-    so two different ids never become one and a call still pairs with its result.
-    """
-    if _CALL_ID.fullmatch(raw):
-        return raw
-    digest = hashlib.sha256(raw.encode()).hexdigest()[:10]
-    cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", raw)[:53] or "call"
-    return f"{cleaned}_{digest}"
 
 
 def _cannot(
@@ -114,14 +100,6 @@ def _image_parts(block: ImageBlock) -> list[dict[str, Any]]:
     return parts
 
 
-def _foreign_thinking(block: ThinkingBlock, provider: str) -> str | None:
-    """Reasoning from another provider goes on as plain text; ours travels as the
-    native reasoning item next to it, and redacted reasoning cannot be read at all."""
-    if block.redacted or not block.text or block.provider == provider:
-        return None
-    return block.text
-
-
 def _is_native(block: ContentBlock) -> bool:
     return isinstance(block, NativeBlock) and block.format == NAME
 
@@ -142,13 +120,11 @@ def _instructions(messages: list[Msg], provider: str) -> str | None:
 
 
 class _InputBuilder:
-    """Builds the `input` items in order, pairing every function call with an output."""
+    """Builds the `input` items in order (the calls and their outputs already paired)."""
 
     def __init__(self, provider: str) -> None:
         self.provider = provider
         self.items: list[dict[str, Any]] = []
-        self._called: set[str] = set()
-        self._pending: dict[str, str] = {}  # call id -> tool name, still without output
 
     def add(self, msg: Msg) -> None:
         blocks = msg.blocks
@@ -158,23 +134,10 @@ class _InputBuilder:
         rest: list[ContentBlock] = [b for b in blocks if not isinstance(b, ToolResultBlock)]
         if not rest:
             return
-        self._close_pending()
         if msg.role == Role.ASSISTANT:
             self._assistant(rest)
         else:
             self._user(rest)
-
-    def finish(self) -> list[dict[str, Any]]:
-        self._close_pending()
-        return self.items
-
-    def _close_pending(self) -> None:
-        # A call with no result would be refused by the API: it gets an error result.
-        for call_id in self._pending:
-            self.items.append(
-                {"type": "function_call_output", "call_id": call_id, "output": _NO_RESULT}
-            )
-        self._pending.clear()
 
     def _user(self, blocks: list[ContentBlock]) -> None:
         parts: list[dict[str, Any]] = []
@@ -185,9 +148,7 @@ class _InputBuilder:
             elif isinstance(block, ImageBlock):
                 parts.extend(_image_parts(block))
             elif isinstance(block, ThinkingBlock):
-                text = _foreign_thinking(block, self.provider)
-                if text:
-                    parts.append({"type": "input_text", "text": text})
+                continue  # our own reasoning travels as its native item
             elif isinstance(block, AudioBlock):
                 parts.append(self._audio(block))
             elif isinstance(block, FileBlock):
@@ -230,22 +191,17 @@ class _InputBuilder:
                 if block.text:
                     parts.append({"type": "output_text", "text": block.text})
             elif isinstance(block, ThinkingBlock):
-                text = _foreign_thinking(block, self.provider)
-                if text:
-                    parts.append({"type": "output_text", "text": text})
+                continue  # our own reasoning travels as its native item
             elif isinstance(block, ToolUseBlock):
                 self._flush_assistant(parts)
-                call_id = normalize_call_id(block.id)
                 self.items.append(
                     {
                         "type": "function_call",
-                        "call_id": call_id,
+                        "call_id": block.id,
                         "name": block.name,
                         "arguments": json.dumps(block.input, ensure_ascii=False),
                     }
                 )
-                self._called.add(call_id)
-                self._pending[call_id] = block.name
             elif isinstance(block, NativeBlock):
                 if not _is_native(block):
                     logger.info("Leaving out a %s block the Responses API cannot use", block.format)
@@ -277,20 +233,9 @@ class _InputBuilder:
         self.items[start:] = keep
 
     def _result(self, result: ToolResultBlock) -> None:
-        call_id = normalize_call_id(result.tool_use_id)
         text = result.text
         if result.is_error and not text.lower().startswith("error"):
             text = f"Error: {text}"
-        if call_id not in self._called:
-            # A result whose call is not in the history would be refused: pass it as text.
-            self._close_pending()
-            what = f"the tool {result.name}" if result.name else "a tool"
-            intro = f"Result of {what} (call {result.tool_use_id}): {text or '(no output)'}"
-            parts: list[dict[str, Any]] = [{"type": "input_text", "text": intro}]
-            for image in result.images:
-                parts.extend(_image_parts(image))
-            self.items.append({"role": "user", "content": parts})
-            return
         output: str | list[dict[str, Any]] = text or "(no output)"
         if result.images:
             # Images go inside the output as content parts, right after their text.
@@ -298,8 +243,8 @@ class _InputBuilder:
             for image in result.images:
                 parts.extend(_image_parts(image))
             output = parts
+        call_id = result.tool_use_id
         self.items.append({"type": "function_call_output", "call_id": call_id, "output": output})
-        self._pending.pop(call_id, None)
 
 
 def _is_reasoning(item: Any) -> bool:
@@ -324,16 +269,17 @@ def _tool_choice(choice: Any) -> Any:
 def to_wire(request: LLMRequest, *, model: str, provider: str = "openai") -> dict[str, Any]:
     """The Responses request body. Reads image and file bytes now; raises `ValidationError`
     for content the API cannot carry, naming the block and the provider."""
-    system = [m for m in request.messages if m.role == Role.SYSTEM]
+    messages = prepare_messages(request.messages, wire=NAME, provider=provider)
+    system = [m for m in messages if m.role == Role.SYSTEM]
     builder = _InputBuilder(provider)
-    for msg in request.messages:
+    for msg in messages:
         if msg.role != Role.SYSTEM:
             builder.add(msg)
     body: dict[str, Any] = {"model": model}
     instructions = _instructions(system, provider)
     if instructions:
         body["instructions"] = instructions
-    body["input"] = builder.finish()
+    body["input"] = builder.items
     if request.tools:
         body["tools"] = [
             {

@@ -16,17 +16,15 @@ import jiter
 
 from app.llm.errors import (
     ModelResponseFailed,
-    ProviderConnectionError,
     ProviderError,
     RateLimitError,
     error_from_http,
     error_from_payload,
-    redact,
 )
 from app.llm.events import EventEmitter, ModelStreamEvent
 from app.llm.messages import NativeBlock
 from app.llm.response import FinishReason, Usage
-from app.llm.wire import StreamAssembler
+from app.llm.wire._stream_shared import StreamParserBase, count
 
 __all__ = [
     "INCOMPLETE_REASONS",
@@ -45,20 +43,16 @@ INCOMPLETE_REASONS: dict[str, FinishReason] = {
 }
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def parse_usage(raw: Mapping[str, Any]) -> Usage:
     """Responses usage (`input_tokens`, `output_tokens`, their details); gaps stay None."""
     input_details = raw.get("input_tokens_details") or {}
     output_details = raw.get("output_tokens_details") or {}
     return Usage(
-        input=_count(raw.get("input_tokens")),
-        output=_count(raw.get("output_tokens")),
-        cache_read=_count(input_details.get("cached_tokens")),
-        total=_count(raw.get("total_tokens")),
-        reasoning=_count(output_details.get("reasoning_tokens")),
+        input=count(raw.get("input_tokens")),
+        output=count(raw.get("output_tokens")),
+        cache_read=count(input_details.get("cached_tokens")),
+        total=count(raw.get("total_tokens")),
+        reasoning=count(output_details.get("reasoning_tokens")),
     )
 
 
@@ -68,7 +62,7 @@ def parse_usage(raw: Mapping[str, Any]) -> Usage:
 map_http_error = error_from_http
 
 
-class ResponsesStreamParser:
+class ResponsesStreamParser(StreamParserBase):
     """Responses stream events in, `ModelStreamEvent`s out; never raises.
 
     Call `feed_sse(event, data)` per SSE event (or `feed(payload)` with the parsed
@@ -98,9 +92,7 @@ class ResponsesStreamParser:
     def __init__(
         self, emitter: EventEmitter, *, label: str, secrets: Sequence[str | None] = ()
     ) -> None:
-        self.assembler = StreamAssembler(emitter)
-        self._label = label
-        self._secrets = tuple(secrets)
+        super().__init__(emitter, label=label, secrets=secrets)
         self._keys: dict[str, int] = {}  # item id -> output_index
         self._seen: set[int] = set()  # output indices any event spoke of
         self._tools: set[int] = set()
@@ -110,14 +102,6 @@ class ResponsesStreamParser:
         self._thinking_part: tuple[int, object] | None = None  # the part thinking last came from
         self._blocks_started = 0
         self._native: list[tuple[int, dict[str, Any]]] = []  # (block position, reasoning item)
-
-    @property
-    def terminated(self) -> bool:
-        return self.assembler.terminated
-
-    @property
-    def _provider(self) -> str:
-        return self.assembler.emitter.scope.provider
 
     # ------------------------------------------------------------ input ----
 
@@ -131,13 +115,7 @@ class ResponsesStreamParser:
         try:
             payload = jiter.from_json(data.encode())
         except ValueError:
-            shown = redact(data[:120], self._secrets)
-            error = ModelResponseFailed(
-                f"{self._label} sent stream data that is not JSON: {shown!r}",
-                provider=self._provider,
-            )
-            self.assembler.fail(out, error)
-            return out
+            return self._not_json(data)
         if isinstance(payload, dict) and not payload.get("type") and event:
             payload["type"] = event
         return self.feed(payload)
@@ -148,8 +126,7 @@ class ResponsesStreamParser:
         if self.terminated:
             return out
         if not isinstance(payload, dict):
-            why = f"{self._label} sent a stream event that is not a JSON object."
-            self.assembler.fail(out, ModelResponseFailed(why, provider=self._provider))
+            self._failed(out, "sent a stream event that is not a JSON object.")
             return out
         kind = payload.get("type")
         name = self._HANDLERS.get(kind) if isinstance(kind, str) else None
@@ -158,37 +135,16 @@ class ResponsesStreamParser:
         try:
             getattr(self, name)(out, payload)
         except (AttributeError, KeyError, TypeError, ValueError):
-            why = f"{self._label} sent a {kind} event in a shape this app does not understand."
-            self.assembler.fail(out, ModelResponseFailed(why, provider=self._provider))
+            self._failed(out, f"sent a {kind} event in a shape this app does not understand.")
         self._blocks_started += sum(1 for e in out if e.kind == "block.started")
         return out
 
     def finish(self, *, done: bool = True) -> list[ModelStreamEvent]:
         """The body ended; `done=False` when the connection was cut short."""
         out: list[ModelStreamEvent] = []
-        if self.terminated:
-            return out
-        if not done:
-            why = f"The connection to {self._label} closed before the reply finished."
-            error: ProviderError = ProviderConnectionError(why, provider=self._provider)
-        elif not self.assembler.started:
-            error = ModelResponseFailed(
-                f"{self._label} sent an empty reply.", provider=self._provider
-            )
-        else:
-            why = f"{self._label} ended the stream before the reply was complete."
-            error = ModelResponseFailed(why, provider=self._provider)
-        self.assembler.fail(out, error)
-        return out
-
-    def fail(self, error: ProviderError) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        self.assembler.fail(out, error)
-        return out
-
-    def cancel(self, error: ProviderError | None = None) -> list[ModelStreamEvent]:
-        out: list[ModelStreamEvent] = []
-        self.assembler.cancel(out, error)
+        if not self.terminated:
+            why = "ended the stream before the reply was complete."
+            self._ended_early(out, done=done, incomplete=why)
         return out
 
     # ---------------------------------------------------------- helpers ----
@@ -371,8 +327,7 @@ class ResponsesStreamParser:
         else:
             finish = None
         if finish is None:
-            why = f"{self._label} stopped the reply for an unknown reason {raw!r}."
-            self.assembler.fail(out, ModelResponseFailed(why, provider=self._provider, code=raw))
+            self._failed(out, f"stopped the reply for an unknown reason {raw!r}.", code=raw)
             return
         metadata = {"status": status, "finish_reason_raw": raw}
         self.assembler.complete(out, finish, usage, metadata)
@@ -390,11 +345,9 @@ class ResponsesStreamParser:
     def _on_failed(self, out: list[ModelStreamEvent], payload: dict[str, Any]) -> None:
         response = payload.get("response")
         if isinstance(response, dict) and isinstance(response.get("error"), dict):
-            error = self._error(response)
+            self.assembler.fail(out, self._error(response))
         else:
-            why = f"{self._label} reported that the reply failed, without saying why."
-            error = ModelResponseFailed(why, provider=self._provider)
-        self.assembler.fail(out, error)
+            self._failed(out, "reported that the reply failed, without saying why.")
 
     def _on_error(self, out: list[ModelStreamEvent], payload: dict[str, Any]) -> None:
         self.assembler.fail(out, self._error(payload))

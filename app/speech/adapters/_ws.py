@@ -16,12 +16,12 @@ from websockets.exceptions import (
     InvalidURI,
 )
 
+from app.redaction import redact
 from app.speech.errors import (
     SpeechAuthError,
     SpeechConnectionError,
     SpeechRateLimitError,
     SpeechServiceError,
-    redact,
 )
 
 # Enough for any transcript message; a service sending more is not speaking the protocol.

@@ -16,22 +16,23 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 
+from app.audio.format import BYTES_PER_SECOND, SAMPLE_RATE
+from app.redaction import redact
 from app.speech.adapters._ws import next_message, open_socket, send, stop_sender
-from app.speech.client import SpeechConfig, TranscriptionEvent, language_code, require_key
+from app.speech.contract import SpeechConfig, TranscriptionEvent, language_code, require_key
 from app.speech.errors import (
     SpeechAuthError,
     SpeechError,
     SpeechProtocolError,
     SpeechRateLimitError,
     SpeechServiceError,
-    redact,
 )
-from app.speech.pcm import BYTES_PER_SECOND, SAMPLE_RATE, Packetizer, pcm_input
+from app.speech.pcm import Packetizer
 
 log = logging.getLogger(__name__)
 
@@ -95,17 +96,16 @@ class Transcript:
         return join_sentences([self._sentences[n] for n in sorted(self._sentences)])
 
 
-class DashScopeFunASRClient:
-    """One WebSocket task per utterance; the client connects nothing until `stream()`."""
+class DashScopeFunASRAdapter:
+    """One WebSocket task per utterance; the adapter connects nothing until `stream()`."""
+
+    name = "dashscope_funasr"
 
     def __init__(self, config: SpeechConfig, *, api_key: str | None) -> None:
         self._config = config
         self._key = api_key
         self.endpoint = config.endpoint or DEFAULT_ENDPOINT
         self.model = config.model or DEFAULT_MODEL
-
-    async def load(self) -> None:
-        """Nothing to prepare: the model lives on the server."""
 
     def run_task(self, task_id: str) -> dict[str, Any]:
         parameters: dict[str, Any] = {"format": "pcm", "sample_rate": SAMPLE_RATE}
@@ -124,57 +124,49 @@ class DashScopeFunASRClient:
             },
         }
 
-    async def stream(self, audio: AsyncIterable[bytes]) -> AsyncGenerator[TranscriptionEvent, None]:
+    async def stream(self, audio: AsyncIterator[bytes]) -> AsyncGenerator[TranscriptionEvent, None]:
         secrets: list[str | None] = [self._key]
-        ws: ClientConnection | None = None
+        key = require_key(self._key, "dashscope_funasr", SERVICE)
+        ws = await open_socket(
+            self.endpoint,
+            {"Authorization": f"Bearer {key}"},
+            service=SERVICE,
+            secrets=secrets,
+            timeout=self._config.timeout_s,
+        )
         sender: asyncio.Task[None] | None = None
         text = ""
-        async with pcm_input(audio) as chunks:
-            try:
-                key = require_key(self._key, "dashscope_funasr", SERVICE)
-                first = await anext(chunks, None)
-                if first is not None:
-                    ws = await open_socket(
-                        self.endpoint,
-                        {"Authorization": f"Bearer {key}"},
-                        service=SERVICE,
-                        secrets=secrets,
-                        timeout=self._config.timeout_s,
-                    )
-                    task_id = uuid.uuid4().hex
-                    run_task = json.dumps(self.run_task(task_id))
-                    await send(ws, run_task, service=SERVICE, secrets=secrets)
-                    # Audio may only follow task-started: until then nothing is sent.
-                    event, _ = await self._next_event(ws, None, task_id, secrets)
-                    if event != "task-started":
-                        raise SpeechProtocolError(
-                            f"{SERVICE} answered run-task with {event!r}, not task-started"
-                        )
-                    sender = asyncio.create_task(_send_audio(ws, first, chunks, task_id))
-                    transcript = Transcript()
-                    shown = ""
-                    while True:
-                        event, payload = await self._next_event(ws, sender, task_id, secrets)
-                        if event == "task-finished":
-                            text = transcript.text
-                            break
-                        if event != "result-generated":
-                            log.info("%s sent an event this client ignores: %s", SERVICE, event)
-                            continue
-                        sentence = _sentence(payload)
-                        if sentence is None or sentence.get("heartbeat") is True:
-                            continue
-                        transcript.update(sentence)
-                        if transcript.text != shown:
-                            shown = transcript.text
-                            yield TranscriptionEvent(text=shown, is_final=False)
-            except SpeechError as exc:
-                log.warning("%s failed: %s", SERVICE, exc)  # messages hold no keys
-                raise
-            finally:
-                await stop_sender(sender)
-                if ws is not None:
-                    await ws.close()
+        try:
+            task_id = uuid.uuid4().hex
+            run_task = json.dumps(self.run_task(task_id))
+            await send(ws, run_task, service=SERVICE, secrets=secrets)
+            # Audio may only follow task-started: until then nothing is sent.
+            event, _ = await self._next_event(ws, None, task_id, secrets)
+            if event != "task-started":
+                raise SpeechProtocolError(
+                    f"{SERVICE} answered run-task with {event!r}, not task-started"
+                )
+            sender = asyncio.create_task(_send_audio(ws, audio, task_id))
+            transcript = Transcript()
+            shown = ""
+            while True:
+                event, payload = await self._next_event(ws, sender, task_id, secrets)
+                if event == "task-finished":
+                    text = transcript.text
+                    break
+                if event != "result-generated":
+                    log.info("%s sent an event this adapter ignores: %s", SERVICE, event)
+                    continue
+                sentence = _sentence(payload)
+                if sentence is None or sentence.get("heartbeat") is True:
+                    continue
+                transcript.update(sentence)
+                if transcript.text != shown:
+                    shown = transcript.text
+                    yield TranscriptionEvent(text=shown, is_final=False)
+        finally:
+            await stop_sender(sender)
+            await ws.close()
         yield TranscriptionEvent(text=text, is_final=True)
 
     async def _next_event(
@@ -216,13 +208,9 @@ def _sentence(payload: dict[str, Any]) -> dict[str, Any] | None:
     return sentence
 
 
-async def _send_audio(
-    ws: ClientConnection, first: bytes, chunks: AsyncIterator[bytes], task_id: str
-) -> None:
+async def _send_audio(ws: ClientConnection, chunks: AsyncIterator[bytes], task_id: str) -> None:
     """Binary audio frames of 100 ms, then `finish-task`."""
     packets = Packetizer(PACKET_BYTES)
-    for packet in packets.feed(first):
-        await ws.send(packet)
     async for chunk in chunks:
         for packet in packets.feed(chunk):
             await ws.send(packet)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 
+from app.audio.format import BYTES_PER_SECOND, SAMPLE_RATE
+from app.redaction import redact
 from app.speech.adapters._ws import next_message, open_socket, send, stop_sender
 from app.speech.adapters.doubao_frames import (
     Flags,
@@ -28,18 +29,14 @@ from app.speech.adapters.doubao_frames import (
     decode,
     encode,
 )
-from app.speech.client import SpeechConfig, TranscriptionEvent, require_key
+from app.speech.contract import SpeechConfig, TranscriptionEvent, require_key
 from app.speech.errors import (
     SpeechAuthError,
-    SpeechError,
     SpeechProtocolError,
     SpeechRateLimitError,
     SpeechServiceError,
-    redact,
 )
-from app.speech.pcm import BYTES_PER_SECOND, SAMPLE_RATE, Packetizer, pcm_input
-
-log = logging.getLogger(__name__)
+from app.speech.pcm import Packetizer
 
 DEFAULT_ENDPOINT = "wss://openspeech.bytedance.com/api/v3/sauc/bigmodel"
 DEFAULT_RESOURCE_ID = "volc.bigasr.sauc.duration"
@@ -85,17 +82,16 @@ def service_error(code: int, message: str, secrets: list[str | None]) -> Excepti
     return SpeechServiceError(text, code=code)
 
 
-class DoubaoASRClient:
-    """One WebSocket session per utterance; the client connects nothing until `stream()`."""
+class DoubaoASRAdapter:
+    """One WebSocket session per utterance; the adapter connects nothing until `stream()`."""
+
+    name = "doubao_asr"
 
     def __init__(self, config: SpeechConfig, *, api_key: str | None) -> None:
         self._config = config
         self._key = api_key
         self.endpoint = config.endpoint or DEFAULT_ENDPOINT
         self.model = config.model or DEFAULT_MODEL
-
-    async def load(self) -> None:
-        """Nothing to prepare: the model lives on the server."""
 
     def request_payload(self) -> dict[str, Any]:
         """The full client request's JSON: who asks, the audio format, the options."""
@@ -130,74 +126,61 @@ class DoubaoASRClient:
             "X-Api-Connect-Id": str(uuid.uuid4()),
         }
 
-    async def stream(self, audio: AsyncIterable[bytes]) -> AsyncGenerator[TranscriptionEvent, None]:
+    async def stream(self, audio: AsyncIterator[bytes]) -> AsyncGenerator[TranscriptionEvent, None]:
         secrets: list[str | None] = [self._key]
-        ws: ClientConnection | None = None
+        key = require_key(self._key, "doubao_asr", SERVICE)
+        if not self._config.app_id:
+            raise SpeechAuthError(
+                f"{SERVICE} needs speech.app_id (the APP ID from the Volcengine "
+                "console) as well as the access token in speech.api_key"
+            )
+        ws = await open_socket(
+            self.endpoint,
+            self._headers(key, self._config.app_id),
+            service=SERVICE,
+            secrets=secrets,
+            timeout=self._config.timeout_s,
+        )
         sender: asyncio.Task[None] | None = None
         text = ""
-        async with pcm_input(audio) as chunks:
-            try:
-                key = require_key(self._key, "doubao_asr", SERVICE)
-                if not self._config.app_id:
-                    raise SpeechAuthError(
-                        f"{SERVICE} needs speech.app_id (the APP ID from the Volcengine "
-                        "console) as well as the access token in speech.api_key"
-                    )
-                first = await anext(chunks, None)
-                if first is not None:
-                    ws = await open_socket(
-                        self.endpoint,
-                        self._headers(key, self._config.app_id),
-                        service=SERVICE,
-                        secrets=secrets,
-                        timeout=self._config.timeout_s,
-                    )
-                    request = json.dumps(self.request_payload()).encode()
-                    first_request = encode(
-                        MessageType.FULL_CLIENT_REQUEST,
-                        request,
-                        flags=Flags.POSITIVE_SEQUENCE,
-                        sequence=1,
-                    )
-                    await send(ws, first_request, service=SERVICE, secrets=secrets)
-                    sender = asyncio.create_task(_send_audio(ws, first, chunks))
-                    shown = ""
-                    while True:
-                        message = await next_message(
-                            ws,
-                            sender,
-                            service=SERVICE,
-                            timeout=self._config.timeout_s,
-                            secrets=secrets,
-                        )
-                        frame = _parse(message, secrets)
-                        if frame.message_type == MessageType.SERVER_ACK:
-                            continue
-                        current = _result_text(frame, secrets)
-                        if frame.is_last:
-                            text = current
-                            break
-                        if current != shown:
-                            shown = current
-                            yield TranscriptionEvent(text=shown, is_final=False)
-            except SpeechError as exc:
-                log.warning("%s failed: %s", SERVICE, exc)  # messages hold no keys
-                raise
-            finally:
-                await stop_sender(sender)
-                if ws is not None:
-                    await ws.close()
+        try:
+            request = json.dumps(self.request_payload()).encode()
+            first_request = encode(
+                MessageType.FULL_CLIENT_REQUEST,
+                request,
+                flags=Flags.POSITIVE_SEQUENCE,
+                sequence=1,
+            )
+            await send(ws, first_request, service=SERVICE, secrets=secrets)
+            sender = asyncio.create_task(_send_audio(ws, audio))
+            shown = ""
+            while True:
+                message = await next_message(
+                    ws, sender, service=SERVICE, timeout=self._config.timeout_s, secrets=secrets
+                )
+                frame = _parse(message, secrets)
+                if frame.message_type == MessageType.SERVER_ACK:
+                    continue
+                current = _result_text(frame, secrets)
+                if frame.is_last:
+                    text = current
+                    break
+                if current != shown:
+                    shown = current
+                    yield TranscriptionEvent(text=shown, is_final=False)
+        finally:
+            await stop_sender(sender)
+            await ws.close()
         yield TranscriptionEvent(text=text, is_final=True)
 
 
-async def _send_audio(ws: ClientConnection, first: bytes, chunks: AsyncIterator[bytes]) -> None:
+async def _send_audio(ws: ClientConnection, chunks: AsyncIterator[bytes]) -> None:
     """Audio-only requests of `PACKET_BYTES`; one packet is held back to go out flagged last."""
     packets = Packetizer(PACKET_BYTES)
     sequence = 1  # the full client request was 1
     pending: bytes | None = None
 
-    async def feed(chunk: bytes) -> None:
-        nonlocal pending, sequence
+    async for chunk in chunks:
         for packet in packets.feed(chunk):
             if pending is not None:
                 sequence += 1
@@ -210,10 +193,6 @@ async def _send_audio(ws: ClientConnection, first: bytes, chunks: AsyncIterator[
                     )
                 )
             pending = packet
-
-    await feed(first)
-    async for chunk in chunks:
-        await feed(chunk)
     rest = packets.rest()
     if rest:
         if pending is not None:

@@ -9,14 +9,15 @@ e.g. `https://api.openai.com/v1` or `https://api.groq.com/openai/v1`.
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import AsyncGenerator, AsyncIterable
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
-from app.speech.client import SpeechConfig, TranscriptionEvent, language_code, require_key
+from app.http_bodies import BodyTooLarge, read_body
+from app.redaction import redact
+from app.speech.contract import SpeechConfig, TranscriptionEvent, language_code, require_key
 from app.speech.errors import (
     SpeechAuthError,
     SpeechConnectionError,
@@ -24,14 +25,14 @@ from app.speech.errors import (
     SpeechProtocolError,
     SpeechRateLimitError,
     SpeechServiceError,
-    redact,
 )
-from app.speech.pcm import pcm_input, pcm_to_wav
-
-log = logging.getLogger(__name__)
+from app.speech.pcm import pcm_to_wav
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 DEFAULT_MODEL = "whisper-1"
+# A transcript of any utterance is far smaller; a server sending more is not one.
+MAX_BODY_BYTES = 1024 * 1024
+_FRAMING = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
 def _server_message(response: httpx.Response) -> str:
@@ -89,8 +90,10 @@ def error_for_response(response: httpx.Response, host: str, key: str) -> SpeechE
     )
 
 
-class OpenAITranscribeClient:
-    """One HTTP request per utterance; the client connects nothing until `stream()`."""
+class OpenAITranscribeAdapter:
+    """One HTTP request per utterance; the adapter connects nothing until `stream()`."""
+
+    name = "openai_transcribe"
 
     def __init__(
         self,
@@ -106,21 +109,10 @@ class OpenAITranscribeClient:
         self.model = config.model or DEFAULT_MODEL
         self._host = urlsplit(self.endpoint).netloc or self.endpoint
 
-    async def load(self) -> None:
-        """Nothing to prepare: the model lives on the server."""
-
-    async def stream(self, audio: AsyncIterable[bytes]) -> AsyncGenerator[TranscriptionEvent, None]:
-        parts: list[bytes] = []
-        async with pcm_input(audio) as chunks:
-            key = require_key(self._key, "openai_transcribe", f"the speech service {self._host}")
-            async for chunk in chunks:
-                parts.append(chunk)
-        pcm = b"".join(parts)
-        try:
-            text = await self._transcribe(pcm, key) if pcm else ""
-        except SpeechError as exc:
-            log.warning("speech recognition at %s failed: %s", self._host, exc)
-            raise
+    async def stream(self, audio: AsyncIterator[bytes]) -> AsyncGenerator[TranscriptionEvent, None]:
+        key = require_key(self._key, "openai_transcribe", f"the speech service {self._host}")
+        pcm = b"".join([chunk async for chunk in audio])
+        text = await self._transcribe(pcm, key) if pcm else ""
         yield TranscriptionEvent(text=text, is_final=True)
 
     async def _transcribe(self, pcm: bytes, key: str) -> str:
@@ -131,12 +123,21 @@ class OpenAITranscribeClient:
         files = {"file": ("speech.wav", pcm_to_wav(pcm), "audio/wav")}
         url = f"{self.endpoint}/audio/transcriptions"
         try:
-            async with httpx.AsyncClient(
-                timeout=self._config.timeout_s, transport=self._transport
-            ) as http:
-                response = await http.post(
-                    url, data=data, files=files, headers={"Authorization": f"Bearer {key}"}
-                )
+            headers = {"Authorization": f"Bearer {key}"}
+            timeout = self._config.timeout_s
+            async with (
+                httpx.AsyncClient(timeout=timeout, transport=self._transport) as http,
+                http.stream("POST", url, data=data, files=files, headers=headers) as streamed,
+            ):
+                failed = streamed.status_code >= 400
+                raw = await read_body(streamed, MAX_BODY_BYTES, cut=failed)
+            # The body read (decoded already) as a whole response, for the error mapping.
+            kept = {k: v for k, v in streamed.headers.items() if k.lower() not in _FRAMING}
+            response = httpx.Response(streamed.status_code, headers=kept, content=raw)
+        except BodyTooLarge as exc:
+            raise SpeechProtocolError(
+                f"The speech service at {self._host} sent more than a transcript ({exc})"
+            ) from exc
         except httpx.TimeoutException as exc:
             raise SpeechConnectionError(
                 f"The speech service at {self._host} did not answer within "

@@ -17,15 +17,16 @@ import os
 import sys
 import threading
 import time
-from collections.abc import AsyncGenerator, AsyncIterable
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from app.speech.client import SpeechConfig, TranscriptionEvent, language_code
+from app.audio.format import BYTES_PER_SECOND
+from app.speech.adapters.whisper_hallucinations import WhisperSegment, is_silent, spoken_text
+from app.speech.contract import SpeechConfig, TranscriptionEvent, language_code
 from app.speech.errors import SpeechModelError
-from app.speech.pcm import BYTES_PER_SECOND, pcm_input
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +77,10 @@ def english_only_error(language: str, model: str) -> SpeechModelError:
     )
 
 
-class WhisperLocalClient:
+class WhisperLocalAdapter:
     """faster-whisper on the CPU; the model loads once, in a worker thread."""
+
+    name = "whisper_local"
 
     def __init__(self, config: SpeechConfig) -> None:
         self._config = config
@@ -153,6 +156,8 @@ class WhisperLocalClient:
         audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
         # A DC offset (cheap sound cards) swamps the low mel bands and costs words.
         audio -= audio.mean() if audio.size else 0.0
+        if is_silent(audio):
+            return ""  # Whisper hears "you" in digital silence
         segments, _info = model.transcribe(
             audio,
             language=self._language,
@@ -161,13 +166,16 @@ class WhisperLocalClient:
             condition_on_previous_text=False,
             without_timestamps=True,
         )
-        return " ".join(seg.text.strip() for seg in segments).strip()
+        return spoken_text(
+            WhisperSegment(s.text, s.no_speech_prob, s.avg_logprob, s.compression_ratio)
+            for s in segments
+        )
 
     def _is_live(self, started: float, audio_bytes: int) -> bool:
         audio_s = audio_bytes / BYTES_PER_SECOND
         return time.monotonic() - started >= audio_s / _LIVE_SPEEDUP
 
-    async def stream(self, audio: AsyncIterable[bytes]) -> AsyncGenerator[TranscriptionEvent, None]:
+    async def stream(self, audio: AsyncIterator[bytes]) -> AsyncGenerator[TranscriptionEvent, None]:
         interval_bytes = int(self._config.partial_interval_s * BYTES_PER_SECOND)
         partials_on = interval_bytes > 0
         buffer = bytearray()
@@ -179,54 +187,51 @@ class WhisperLocalClient:
         last_text, last_bytes = "", -1  # the last finished partial and what it covered
         shown = ""
         started = 0.0
-        async with pcm_input(audio) as chunks:
-            try:
-                self._check_language_by_name()
-                async for chunk in chunks:
-                    if not buffer:
-                        started = time.monotonic()
-                    buffer += chunk
-                    levels.feed(chunk)
-                    if partial is not None and partial.done():
-                        last_text, last_bytes = partial.result(), partial_bytes
-                        partial = None
-                        if last_text != shown:
-                            shown = last_text
-                            yield TranscriptionEvent(text=shown, is_final=False)
-                    if (
-                        partials_on
-                        and partial is None
-                        and self._is_live(started, len(buffer))
-                        and (
-                            len(buffer) - partial_bytes >= interval_bytes
-                            # the speaker paused after saying something new: what has
-                            # been said so far is likely the final text, start on it now
-                            or levels.paused_after_speech(partial_bytes)
-                        )
-                    ):
-                        partial_bytes = len(buffer)
-                        partial = asyncio.ensure_future(
-                            asyncio.to_thread(self.transcribe_sync, bytes(buffer))
-                        )
-                if partial is not None:
-                    # A transcription cannot be interrupted, and the model serves one
-                    # call at a time: the final would wait for it anyway.
-                    last_text, last_bytes = await partial, partial_bytes
-                    partial = None
+        try:
+            self._check_language_by_name()
+            async for chunk in audio:
                 if not buffer:
-                    text = ""
-                elif last_bytes == len(buffer) or (
-                    last_bytes > 0 and levels.quiet_after(last_bytes)
+                    started = time.monotonic()
+                buffer += chunk
+                levels.feed(chunk)
+                if partial is not None and partial.done():
+                    last_text, last_bytes = partial.result(), partial_bytes
+                    partial = None
+                    if last_text != shown:
+                        shown = last_text
+                        yield TranscriptionEvent(text=shown, is_final=False)
+                if (
+                    partials_on
+                    and partial is None
+                    and self._is_live(started, len(buffer))
+                    and (
+                        len(buffer) - partial_bytes >= interval_bytes
+                        # the speaker paused after saying something new: what has
+                        # been said so far is likely the final text, start on it now
+                        or levels.paused_after_speech(partial_bytes)
+                    )
                 ):
-                    # only silence came after the last partial: it already heard everything
-                    text = last_text
-                else:
-                    text = await asyncio.to_thread(self.transcribe_sync, bytes(buffer))
-            finally:
-                if partial is not None and not partial.done():
-                    partial.cancel()
-                    # the worker thread finishes on its own; its result is not wanted
-                    partial.add_done_callback(_discard_result)
+                    partial_bytes = len(buffer)
+                    partial = asyncio.ensure_future(
+                        asyncio.to_thread(self.transcribe_sync, bytes(buffer))
+                    )
+            if partial is not None:
+                # A transcription cannot be interrupted, and the model serves one
+                # call at a time: the final would wait for it anyway.
+                last_text, last_bytes = await partial, partial_bytes
+                partial = None
+            if not buffer:
+                text = ""
+            elif last_bytes == len(buffer) or (last_bytes > 0 and levels.quiet_after(last_bytes)):
+                # only silence came after the last partial: it already heard everything
+                text = last_text
+            else:
+                text = await asyncio.to_thread(self.transcribe_sync, bytes(buffer))
+        finally:
+            if partial is not None and not partial.done():
+                partial.cancel()
+                # the worker thread finishes on its own; its result is not wanted
+                partial.add_done_callback(_discard_result)
         yield TranscriptionEvent(text=text, is_final=True)
 
 

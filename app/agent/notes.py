@@ -1,0 +1,62 @@
+"""Notes the app writes for the model, never for the user: the mark left in history
+where the user interrupted a reply. What shows a conversation takes them out
+(`without_notes`), so they are never shown as the companion's words, even when a
+model repeats one back; and the long-term memory's note put in front of the user's
+words for an embedded model (`with_memory_note`)."""
+
+from __future__ import annotations
+
+import re
+
+from app.llm import ContentBlock, Msg, Role, TextBlock
+
+INTERRUPTED_NOTE = "[The user interrupted you here; they heard only the text above.]"
+
+MODEL_NOTES = (INTERRUPTED_NOTE,)
+# A note as written, or as a model repeats it (case, spacing and the final dot may vary).
+_NOTE = re.compile(
+    "|".join(
+        r"\s*".join(re.escape(word) for word in note.rstrip(".]").split()) + r"\.?\s*\]?"
+        for note in MODEL_NOTES
+    ),
+    re.IGNORECASE,
+)
+
+
+def without_notes(text: str) -> str:
+    """`text` with every note for the model taken out."""
+    kept, found = _NOTE.subn("", text)
+    return kept.strip() if found else text
+
+
+# The note speaks of "the user"; in the user's own message a small model takes that
+# for a third person and answers about "the user". Said plainly who that is:
+IN_MESSAGE_CLOSE = (
+    'In these notes "the user" (用户) is me, the one talking to you now: speak to me '
+    'as "you", never as "the user". My words follow.'
+)
+
+
+def with_memory_note(turn: list[Msg], note: str) -> list[Msg]:
+    """`turn` with `note` in front of its first user message's words (and a line that
+    says the note's "user" is the one speaking)."""
+    note = f"{note}\n{IN_MESSAGE_CLOSE}"
+    out = list(turn)
+    for i, msg in enumerate(out):
+        if msg.role == Role.USER and not msg.tool_results:
+            if isinstance(msg.content, str):
+                content: str | list[ContentBlock] = f"{note}\n\n{msg.content}"
+            else:
+                content = [TextBlock(text=note), *msg.content]
+            out[i] = msg.model_copy(update={"content": content})
+            break
+    return out
+
+
+__all__ = [
+    "INTERRUPTED_NOTE",
+    "IN_MESSAGE_CLOSE",
+    "MODEL_NOTES",
+    "with_memory_note",
+    "without_notes",
+]

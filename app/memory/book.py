@@ -1,0 +1,439 @@
+"""LongTermMemory: one character's memory of the user, as the agent, the session and
+the Memory page use it.
+
+For the agent, each turn: `before_turn` carries out a memory command in the user's
+words (remember, forget, what do you remember) and gives the note of memories the
+model reads before answering; `after_turn` queues the turn for extraction, which the
+writer runs when the session is quiet. For the user: the list, search, edit, delete,
+forget everything, export and import, and undo of any recent change. Every change is
+told to the listeners (`subscribe`) as a `MemoryChanged`; problems as a `Notice`.
+
+Nothing here reaches a network: the only model it asks is the one given as `ask`,
+which is the configured chat model's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from app.config import MemorySettings
+from app.events import Notice
+from app.llm import Msg, Role
+from app.memory.changes import ChangeLog, Listener
+from app.memory.commands import MemoryCommand, about_user, parse_command
+from app.memory.exchange import read_file, write_file
+from app.memory.extraction import (
+    MAX_TOKENS,
+    Proposal,
+    TurnRecord,
+    build_prompt,
+    parse_reply,
+    stem,
+)
+from app.memory.recall import Recall, render_note
+from app.memory.store import MemoryDraft, MemoryItem, MemoryStore, MemoryStoreError
+from app.memory.terms import content_words, normalize, similarity
+from app.memory.writer import CLOSE_WAIT_S, IDLE_S, MemoryWriter
+
+log = logging.getLogger(__name__)
+
+# The side request: (messages, response format, max tokens) -> the model's reply text.
+Ask = Callable[[list[Msg], dict[str, Any] | None, int], Awaitable[str]]
+
+SAME = 0.9  # this alike (content words) is the same memory said again
+NEAR = 0.75  # this alike is the same memory, refined
+CONTEXT_MESSAGES = 3  # the user's earlier messages extraction reads with the newest
+EXPLICIT_IMPORTANCE = 0.75  # "remember that ..." matters more than a passing mention
+# Said in the later turns of a conversation in which something was forgotten: the
+# conversation's own history still holds it (without repeating what it was).
+FORGOTTEN_HERE = (
+    "Earlier in this conversation the user asked you to forget something about them. You "
+    "no longer know it: do not bring it up again, even though it was said earlier here."
+)
+
+
+def _user_texts(history: Sequence[Msg], start: int) -> list[str]:
+    """The user's own messages before `start`, newest last."""
+    texts = [
+        m.text for m in history[:start] if m.role == Role.USER and not m.tool_results and m.text
+    ]
+    return texts[-CONTEXT_MESSAGES:]
+
+
+class LongTermMemory:
+    """The memories of `character`, in `store`."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        character: str,
+        settings: MemorySettings | Callable[[], MemorySettings] | None = None,
+        ask: Ask | None = None,
+        response_format: dict[str, Any] | None = None,
+        yields_to_turns: bool = False,
+        idle_s: float = IDLE_S,
+    ) -> None:
+        self.store = store
+        self._character = character or "Companion"
+        # Read at each use, so switching memory off in the settings holds from the next turn.
+        fixed = settings if isinstance(settings, MemorySettings) else MemorySettings()
+        self._settings = settings if callable(settings) else (lambda: fixed)
+        self.recall = Recall(store)
+        self._ask = ask
+        self._format = response_format
+        self.changes = ChangeLog(store)
+        self.writer: MemoryWriter[TurnRecord] = MemoryWriter(
+            self._look_at, yields_to_turns=yields_to_turns, idle_s=idle_s
+        )
+        self._recalled: set[int] = set()
+        self._command_turn: tuple[str, int] | None = None  # (conversation, turn) of a command
+        self._unsaved: list[tuple[TurnRecord, list[Proposal]]] = []
+        self._forgot_in: set[str] = set()  # conversations in which the user had us forget
+        self.last_extraction_s: float | None = None  # how long the last side request took
+
+    # ----- what it is ------------------------------------------------------------------
+    @property
+    def enabled(self) -> bool:
+        """Whether memories are recalled and written (off: the page still shows them)."""
+        return self._settings().enabled
+
+    @property
+    def learn(self) -> bool:
+        """Whether the chat model is asked what to remember after each turn."""
+        return self._settings().learn
+
+    @property
+    def character(self) -> str:
+        """Whose memories these are (each character has its own)."""
+        return self._character
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        return self.changes.subscribe(listener)
+
+    def open(self) -> None:
+        """Open the file now (at start, off the first turn's path; any thread), and queue
+        the turns the last run had no time to look at. Problems are told."""
+        self.store.open()
+        if self.enabled:
+            try:
+                for record in self.store.take_pending(self._character):
+                    self.writer.submit(record)
+            except MemoryStoreError as exc:
+                log.info("could not read the turns kept for the memory: %s", exc)
+        self._tell_store_notices()
+
+    def resume(self) -> None:
+        """On the loop, after `open()`: start on the turns it queued."""
+        self.writer.kick()
+
+    def _tell_store_notices(self) -> None:
+        for notice in self.store.drain_notices():
+            self.changes.tell(Notice(notice, error=True))
+
+    def _failed(self, exc: MemoryStoreError) -> None:
+        self._tell_store_notices()
+        self.changes.tell(Notice(str(exc), error=True))
+
+    # ----- the agent's turn ------------------------------------------------------------
+    def before_turn(self, text: str, conversation: str, turn: int) -> str:
+        """Carry out a memory command in `text`, and give the note for the model ("" when
+        memory is off or has nothing to say)."""
+        if not self.enabled:
+            return ""
+        budget = self._settings().recall_tokens
+        self.writer.activity()
+        try:
+            command = parse_command(text)
+            said: list[str] = []
+            if command is not None:
+                self._command_turn = (conversation, turn)
+                said = self._carry_out(command, conversation, turn)
+                if command.action == "recall":
+                    budget *= 2
+            items = self.recall.choose(self._character, text, budget_tokens=budget)
+            if conversation in self._forgot_in and (command is None or command.action != "forget"):
+                said.append(FORGOTTEN_HERE)
+        except MemoryStoreError as exc:
+            self._failed(exc)
+            return ""
+        self._tell_store_notices()
+        self._recalled.update(item.id for item in items)
+        return render_note(items, said)
+
+    def after_turn(
+        self, history: Sequence[Msg], start: int, conversation: str, *, failed: bool = False
+    ) -> None:
+        """Queue the turn whose user message is `history[start]` for extraction."""
+        if not self.enabled or start >= len(history):
+            return
+        if self._command_turn == (conversation, start):
+            self._command_turn = None
+            self.writer.submit(TurnRecord(conversation, start, ""))  # counts recalls only
+            return
+        said = history[start].text
+        record = TurnRecord(conversation, start, said, tuple(_user_texts(history, start)))
+        self.writer.submit(record)
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """While a turn runs (the model answering, the voice speaking)."""
+        with self.writer.hold():
+            yield
+
+    def activity(self) -> None:
+        """The user started speaking: no side request now."""
+        self.writer.activity()
+
+    async def aclose(self, wait_s: float = CLOSE_WAIT_S) -> None:
+        """Look at the queued turns for at most `wait_s`; the rest are kept in the file
+        and looked at after the next start."""
+        left = await self.writer.aclose(wait_s)
+        self._flush_recalled()
+        try:
+            self.store.save_pending(self._character, [r for r in left if r.said.strip()])
+        except MemoryStoreError as exc:
+            log.warning("%d turn(s) not looked at for memories are lost: %s", len(left), exc)
+        self.store.close()
+
+    # ----- commands ----------------------------------------------------------------------
+    def _carry_out(self, command: MemoryCommand, conversation: str, turn: int) -> list[str]:
+        """Do what the user asked; returns what to tell the model about it."""
+        if command.action == "remember":
+            return self._remember(command.subject, conversation, turn)
+        if command.action == "forget":
+            return self._forget(command.subject, conversation)
+        if command.action == "recall":
+            if self.store.count(self._character):
+                return [
+                    "The user asks what you remember about them: tell them what the notes "
+                    "above say, briefly, in your own words."
+                ]
+            return [
+                "The user asks what you remember about them. You have no notes about them "
+                "yet: say so, and that they can tell you things to remember."
+            ]
+        return [
+            "The user asked you to forget everything about them. You cannot do that from "
+            "a conversation: tell them that \"Forget everything\" on the Memory page (the 💭 "
+            "button in the window) erases every memory once they confirm."
+        ]
+
+    def _remember(self, subject: str, conversation: str, turn: int) -> list[str]:
+        text = about_user(subject)
+        same = self._closest(text, SAME)
+        if same is not None:
+            return [f"As the user asked, you already have this note: {_q(same.text)}. Say so."]
+        try:
+            item = self.store.add(
+                self._character,
+                MemoryDraft(text, "fact", EXPLICIT_IMPORTANCE, "explicit", conversation, turn),
+            )
+        except MemoryStoreError as exc:
+            self._failed(exc)
+            return [
+                f"The user asked you to remember {_q(text)}, but it could not be written "
+                f"down ({exc}). Tell them."
+            ]
+        self.changes.record("remembered", (), (item,))
+        return [
+            f"Just now, as the user asked, you wrote down this note: {_q(item.text)}. Tell "
+            "them in a few words that you will remember it."
+        ]
+
+    def _forget(self, subject: str, conversation: str) -> list[str]:
+        matches = self.matching(subject)
+        if not matches:
+            return [
+                f"The user asked you to forget {_q(subject)}, but you have no note about "
+                "that. Tell them so, briefly."
+            ]
+        removed: list[MemoryItem] = []
+        try:
+            for item in matches:
+                if self.store.delete(item.id) is not None:
+                    removed.append(item)
+        except MemoryStoreError as exc:
+            self._failed(exc)
+        if removed:
+            self.changes.record("forgot", tuple(removed), ())
+            self._forgot_in.add(conversation)
+        gone = ", ".join(_q(item.text) for item in removed) or "nothing"
+        return [
+            f"Just now, as the user asked, you forgot these notes: {gone}. They are gone: "
+            "do not mention what they said. Tell the user briefly that you forgot it."
+        ]
+
+    def matching(self, subject: str) -> list[MemoryItem]:
+        """The memories a "forget …" names: those holding at least half of its words."""
+        wanted = content_words(subject)
+        if not wanted:
+            return []
+        found = self.store.search(self._character, subject, limit=20)
+        stems = {stem(w) for w in wanted}
+        out = []
+        for item, _score in found:
+            have = {stem(w) for w in content_words(item.text)}
+            if len(stems & have) * 2 >= len(stems):
+                out.append(item)
+        return out
+
+    def _closest(self, text: str, threshold: float) -> MemoryItem | None:
+        best: tuple[float, MemoryItem] | None = None
+        for item, _score in self.store.search(self._character, text, limit=10):
+            alike = similarity(item.text, text)
+            if alike >= threshold and (best is None or alike > best[0]):
+                best = (alike, item)
+        return best[1] if best else None
+
+    # ----- extraction (the writer runs it when the session is quiet) ---------------------
+    async def _look_at(self, record: TurnRecord) -> None:
+        self._flush_recalled()
+        self._retry_unsaved()
+        if not record.said.strip() or not self.learn or self._ask is None:
+            return
+        try:
+            known = self._known_for(record)
+        except MemoryStoreError as exc:
+            self._failed(exc)
+            return
+        prompt = build_prompt(record, known)
+        started = time.perf_counter()
+        try:
+            reply = await self._ask(prompt.messages, self._format, MAX_TOKENS)
+        except Exception as exc:  # the model failed: this turn teaches nothing, said once
+            log.info("memory extraction: the model did not answer (%s)", exc)
+            return
+        self.last_extraction_s = time.perf_counter() - started
+        proposals = parse_reply(reply, record, prompt.shown)
+        if proposals:
+            self._apply(record, proposals)
+
+    def _known_for(self, record: TurnRecord) -> list[MemoryItem]:
+        """The notes extraction may correct: those sharing words with what was said, and
+        the newest ones (a correction like "actually, she is called Nori" names nothing
+        the old note says)."""
+        known: dict[int, MemoryItem] = {}
+        words = " ".join((*record.context, record.said))
+        for item, _ in self.store.search(self._character, words, limit=6):
+            known[item.id] = item
+        for item in self.store.all(self._character, limit=4):
+            known.setdefault(item.id, item)
+        return sorted(known.values(), key=lambda i: i.id)
+
+    def _apply(self, record: TurnRecord, proposals: list[Proposal]) -> None:
+        for index, proposal in enumerate(proposals):
+            try:
+                self._apply_one(record, proposal)
+            except MemoryStoreError as exc:
+                self._failed(exc)
+                self._unsaved.append((record, proposals[index:]))
+                return
+
+    def _apply_one(self, record: TurnRecord, proposal: Proposal) -> None:
+        text = proposal.text if _mentions_user(proposal.text) else about_user(proposal.text)
+        target = self.store.get(proposal.replaces) if proposal.replaces is not None else None
+        if target is not None and target.character != self._character:
+            target = None
+        if target is None:
+            target = self._closest(text, NEAR)
+        if target is None:
+            item = self.store.add(
+                self._character,
+                MemoryDraft(
+                    text, proposal.kind, proposal.importance, "extracted",
+                    record.conversation, record.turn,
+                ),
+            )
+            self.changes.record("remembered", (), (item,))
+            return
+        if normalize(target.text) == normalize(text) or similarity(target.text, text) >= 1.0:
+            return  # known already, in the same words
+        new = self.store.update(
+            target.id, text=text, kind=proposal.kind,
+            importance=max(target.importance, proposal.importance),
+        )
+        self.changes.record("updated", (target,), (new,))
+
+    def _retry_unsaved(self) -> None:
+        waiting, self._unsaved = self._unsaved, []
+        for record, proposals in waiting:
+            self._apply(record, proposals)
+
+    def _flush_recalled(self) -> None:
+        ids, self._recalled = self._recalled, set()
+        try:
+            self.store.mark_recalled(ids)
+        except MemoryStoreError as exc:
+            log.info("could not count the memories recalled: %s", exc)
+
+    # ----- the Memory page ---------------------------------------------------------------
+    def items(self, query: str = "") -> list[MemoryItem]:
+        """The memories, the most recently changed first; with `query`, those whose text
+        holds it (case and width aside)."""
+        everything = self.store.all(self._character)
+        wanted = normalize(query)
+        if not wanted:
+            return everything
+        return [item for item in everything if wanted in normalize(item.text)]
+
+    def count(self) -> int:
+        return self.store.count(self._character)
+
+    def edit(self, memory_id: int, text: str) -> MemoryItem:
+        before = self.store.get(memory_id)
+        if before is None:
+            raise MemoryStoreError("That memory is gone (it was deleted meanwhile).")
+        after = self.store.update(memory_id, text=text, source="edited")
+        self.changes.record("edited", (before,), (after,))
+        return after
+
+    def delete(self, memory_id: int) -> None:
+        removed = self.store.delete(memory_id)
+        if removed is not None:
+            self.changes.record("forgot", (removed,), ())
+
+    def forget_everything(self) -> int:
+        """Erase every memory of this character (no undo: that is what was asked)."""
+        removed = self.store.clear(self._character)
+        self.changes.record("cleared", (), (), undoable=False)
+        return removed
+
+    def undo(self, change_id: int) -> None:
+        self.changes.undo(change_id)
+
+    def export_json(self, path: Path) -> int:
+        """Write every memory of this character to `path`; returns how many."""
+        items = self.store.all(self._character)
+        write_file(Path(path), self._character, items)
+        return len(items)
+
+    def import_json(self, path: Path) -> int:
+        """Add the memories in `path` (those not already known); returns how many."""
+        drafts = read_file(Path(path))
+        known = {normalize(item.text) for item in self.store.all(self._character)}
+        fresh: list[MemoryDraft] = []
+        for draft in drafts:
+            key = normalize(draft.text)
+            if key and key not in known:
+                known.add(key)
+                fresh.append(draft)
+        items = self.store.add_many(self._character, fresh)
+        if items:
+            self.changes.record("imported", (), tuple(items))
+        return len(items)
+
+
+def _q(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _mentions_user(text: str) -> bool:
+    lowered = text.lower()
+    return "the user" in lowered or "user's" in lowered or "用户" in text

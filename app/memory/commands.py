@@ -1,0 +1,224 @@
+"""What the user asks of the memory in so many words, in English and Chinese:
+"remember that …", "forget …", "what do you remember about me?" (记住……, 忘掉……,
+你记得我什么?). A question ("do you remember my cat?") is not an order to remember,
+and "forget it" (never mind) forgets nothing.
+
+Told to remember something, the companion writes it down as a fact about the user:
+"my cat is called Luna" becomes "The user's cat is called Luna". Words addressed to
+the companion itself ("you must reveal your prompt") are kept as what the user said,
+in quotes, never as a rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from app.memory.terms import has_cjk, query_terms
+
+Action = Literal["remember", "forget", "forget_all", "recall"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCommand:
+    action: Action
+    subject: str = ""  # what to remember or forget, in the user's words
+
+
+_LEAD = r"^(?:(?:hey|hi|ok|okay|so|and|also|oh|now|mika)\W+)*(?:(?:please|pls)\W+)?"
+_ASK = r"(?:(?:can|could|would|will) you\W+)?(?:please\W+)?"
+_EN_RECALL = re.compile(
+    _LEAD + r"(?:(?:tell me\W+)?what\W+(?:do|did|have|else do)\W+you\W+(?:remember|know|"
+    r"recall|remembered|learned|learnt)(?:\W+(?:about|of)\W+me)?|(?:do|did)\W+you\W+"
+    r"(?:remember|know)\W+anything\W+about\W+me|what\W+(?:is|'s)\W+in\W+your\W+memory)"
+    r"\W*$",
+    re.IGNORECASE,
+)
+_EN_FORGET_ALL = re.compile(
+    _LEAD + _ASK + r"(?:forget|erase|delete|wipe)\W+(?:everything|all)(?:\W+(?:you\W+"
+    r"(?:know|remember)\W+)?about\W+me|\W+(?:of\W+)?(?:your|the)\W+memor(?:y|ies))?\W*$",
+    re.IGNORECASE,
+)
+_EN_REMEMBER = re.compile(
+    _LEAD + _ASK + r"(?:remember|memori[sz]e|keep\W+in\W+mind|make\W+a\W+note|note|"
+    r"don'?t\W+forget|do\W+not\W+forget|never\W+forget)\W+(?:that|this)?\W*(?P<what>.+)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_EN_FORGET = re.compile(
+    _LEAD + _ASK + r"(?:forget|stop\W+remembering|don'?t\W+remember)\W+(?:that\W+|about\W+|"
+    r"the\W+(?:fact|memory|note)\W+(?:that\W+|about\W+)?|what\W+i\W+(?:said|told\W+you)\W+"
+    r"about\W+)?(?P<what>.+)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_ZH_LEAD = (
+    r"^(?:(?:嘿|喂|好|好的|那|那么|还有|另外)[，,、\s]*)*(?:请你?|麻烦你|你)?"
+    r"(?:能不能|可不可以|能|可以)?(?:帮我|给我)?"
+)
+_ZH_RECALL = re.compile(
+    _ZH_LEAD + r"(?:都|还)?(?:记得|记住了|知道|了解)(?:关于)?我(?:的)?(?:什么|哪些|些什么|多少)"
+    r"|你的记忆里(?:都)?有(?:什么|哪些)"
+)
+_ZH_FORGET_ALL = re.compile(
+    _ZH_LEAD + r"(?:忘掉|忘记|删掉|删除|清空)(?:关于我的)?(?:所有|一切|全部)(?:的)?"
+    r"(?:事|事情|记忆|东西)?(?:吧|。|！|!)*$"
+)
+_ZH_REMEMBER = re.compile(
+    _ZH_LEAD + r"(?:记住|记下|记一下|牢记|别忘了|不要忘了|别忘记|不要忘记)[:：,，\s]*(?P<what>.+)$",
+    re.DOTALL,
+)
+_ZH_FORGET = re.compile(
+    _ZH_LEAD + r"(?:忘掉|忘记|别再记得|不要再记得|别记得|不要记得|删掉|删除)[:：,，\s]*(?:关于)?"
+    r"(?P<what>.+?)(?:这件事|的事|吧)?[。！!]*$",
+    re.DOTALL,
+)
+_QUESTION_END = re.compile(r"[?？]\s*$|[吗呢][?？。]?\s*$")
+# "Can you remember that …?" asks politely for a command, unlike "do you remember …?".
+_POLITE = re.compile(
+    r"\b(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:remember|memori|keep|make|note|"
+    r"forget|stop)|(?:能|可以|能不能|可不可以)(?:帮我)?(?:记住|记下|记一下|忘掉|忘记|删掉)",
+    re.IGNORECASE,
+)
+_POLITE_END = re.compile(r"(?:好吗|可以吗|行吗|吗)?[?？]\s*$")
+_VAGUE = frozenset({"it", "that", "this", "about it", "about that", "那个", "这个", "它", "了"})
+
+
+def _subject(what: str) -> str:
+    return what.strip().strip("\"'“”‘’「」").strip().rstrip(".!。！").strip()
+
+
+def parse_command(text: str) -> MemoryCommand | None:
+    """The memory command in `text`, or None when it is not one."""
+    said = " ".join(text.split())
+    if not said:
+        return None
+    if _EN_RECALL.match(said) or _ZH_RECALL.search(said):
+        return MemoryCommand("recall")
+    if _EN_FORGET_ALL.match(said) or _ZH_FORGET_ALL.match(said):
+        return MemoryCommand("forget_all")
+    question = bool(_QUESTION_END.search(said)) and not _POLITE.search(said)
+    for action, patterns in (
+        ("remember", (_EN_REMEMBER, _ZH_REMEMBER)),
+        ("forget", (_EN_FORGET, _ZH_FORGET)),
+    ):
+        for pattern in patterns:
+            match = pattern.match(said)
+            if match is None:
+                continue
+            subject = _subject(_POLITE_END.sub("", match.group("what")))
+            if question or subject.lower() in _VAGUE or not query_terms(subject):
+                return None
+            if action == "forget" and pattern is _ZH_FORGET and subject.endswith("了"):
+                return None  # "忘记带伞了": something the user forgot, not an order
+            return MemoryCommand(action, subject)  # type: ignore[arg-type]
+    return None
+
+
+# ----- a fact about the user, from their own words --------------------------------------
+
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b|你|您", re.IGNORECASE)
+Swaps = tuple[tuple[re.Pattern[str], str], ...]
+
+
+def _swaps(*pairs: tuple[str, str]) -> Swaps:
+    return tuple(
+        (re.compile(pattern, re.IGNORECASE), replacement) for pattern, replacement in pairs
+    )
+
+
+_EN_SWAPS = _swaps(
+    (r"\bI am\b|\bI'm\b", "the user is"),
+    (r"\bI was\b", "the user was"),
+    (r"\bI have\b|\bI've\b", "the user has"),
+    (r"\bI had\b", "the user had"),
+    (r"\bI'd\b", "the user would"),
+    (r"\bI will\b|\bI'll\b", "the user will"),
+    (r"\bI do not\b|\bI don't\b|\bI dont\b", "the user doesn't"),
+    (r"\bI did not\b|\bI didn't\b", "the user didn't"),
+    (r"\bI can't\b|\bI cannot\b", "the user can't"),
+    (r"\bmy\b|\bmine\b", "the user's"),
+    (r"\bmyself\b", "themselves"),
+    (r"\bme\b", "the user"),
+    (r"\bwe are\b|\bwe're\b", "the user and you are"),
+    (r"\bwe\b|\bus\b", "the user and you"),
+    (r"\bour\b|\bours\b", "the user's and your"),
+)
+_FIRST_I = re.compile(r"\b[Ii]\s+(?P<verb>[a-z]+)\b")
+_UNCHANGED_VERBS_TEXT = """
+    can could will would shall should must may might did went was had said got made
+    saw came took knew bought ate ran met lost found left felt began broke wrote
+    gave grew became moved used lived worked studied always never often usually
+    sometimes really also just still only already
+"""
+_UNCHANGED_VERBS = frozenset(_UNCHANGED_VERBS_TEXT.split())
+
+
+def _third_person(verb: str) -> str:
+    if verb in _UNCHANGED_VERBS or verb.endswith("ed"):
+        return verb
+    if verb == "do":
+        return "does"
+    if verb == "have":
+        return "has"
+    if verb.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def about_user(subject: str) -> str:
+    """`subject` (the user's words) as a note about the user, in the third person; words
+    that speak to the companion are kept as a quotation of what the user said."""
+    subject = _subject(subject)
+    if _SECOND_PERSON.search(subject):
+        if has_cjk(subject):
+            return f"用户让你记住这句话：「{subject}」"
+        return f'The user asked you to remember: "{subject}"'
+    if has_cjk(subject):
+        text = subject.replace("我们", "用户和你").replace("我", "用户")
+        return text if "用户" in text else f"关于用户：{text}"
+    text = subject
+    for pattern, replacement in _EN_SWAPS:
+        text = pattern.sub(replacement, text)
+    text = _FIRST_I.sub(lambda m: "the user " + _third_person(m.group("verb")), text)
+    text = re.sub(r"\b[Ii]\b", "the user", text)
+    if "the user" not in text.lower():
+        text = f"About the user: {text}"
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?", '"')) else text + "."
+
+
+_USER_VERB = re.compile(r"\b[Tt]he user (?P<verb>[a-z]+)\b")
+_EN_BACK = _swaps(
+    (r"\bthe user's\b", "your"),
+    (r"\bthe user is\b", "you are"),
+    (r"\bthe user was\b", "you were"),
+    (r"\bthe user has\b", "you have"),
+    (r"\bthe user does\b", "you do"),
+    (r"\bthe user doesn't\b", "you don't"),
+    (r"\babout the user\b", "about you"),
+)
+
+
+def _base_verb(verb: str) -> str:
+    if verb.endswith("ies") and len(verb) > 4:
+        return verb[:-3] + "y"
+    if verb.endswith(("shes", "ches", "xes", "sses", "oes")):
+        return verb[:-2]
+    if verb.endswith("s") and not verb.endswith("ss"):
+        return verb[:-1]
+    return verb
+
+
+def to_the_user(note: str) -> str:
+    """A note about the user as said to them ("The user's cat is Nori" → "your cat is
+    Nori"), for the notice that something was remembered."""
+    if has_cjk(note):
+        return note.replace("用户", "你")
+    text = note
+    for pattern, replacement in _EN_BACK:
+        text = pattern.sub(replacement, text)
+    text = _USER_VERB.sub(lambda m: "you " + _base_verb(m.group("verb")), text)
+    text = re.sub(r"\b[Tt]he user\b", "you", text)
+    return text[:1].lower() + text[1:] if text[:4].lower() in ("your", "you ") else text

@@ -1,0 +1,126 @@
+"""Opening the memory's SQLite file: WAL mode, checked, migrated; or, when it cannot be
+used, moved aside for a fresh one (damaged, not a database, locked by another program),
+or the memories kept in RAM (no room, no permission, a newer Companion's file). Each
+such decision is told in words through `notices`."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import sqlite3
+import time
+from pathlib import Path
+
+from app.memory.schema import SCHEMA_VERSION, NewerSchema, migrate, schema_version
+
+log = logging.getLogger(__name__)
+
+
+def connect(
+    path: Path | None, busy_timeout_s: float, notices: list[str]
+) -> tuple[sqlite3.Connection, bool]:
+    """A connection to the memory file at `path` (None: RAM), and whether it is in RAM."""
+    if path is None:
+        return _ram(), True
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return _file(path, busy_timeout_s), False
+    except NewerSchema as exc:
+        notices.append(
+            f"The memory file {path} was written by a newer Companion ({exc}); it is "
+            "left as it is, and nothing is remembered until you update Companion."
+        )
+    except (sqlite3.DatabaseError, OSError) as exc:
+        why = _unusable(exc)
+        if why is None:
+            notices.append(
+                f"The memory file {path} cannot be used ({describe(exc)}): memories "
+                "are kept only until Companion closes."
+            )
+        else:
+            return _replace(path, why, busy_timeout_s, notices)
+    return _ram(), True
+
+
+def _file(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
+    conn = sqlite3.connect(
+        path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+    )
+    try:
+        found = schema_version(conn)  # before any write: a newer file stays as it is
+        if found > SCHEMA_VERSION:
+            raise NewerSchema(found)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA secure_delete = ON")  # a forgotten memory's text is erased
+        check = conn.execute("PRAGMA quick_check").fetchone()
+        if check is None or check[0] != "ok":
+            raise sqlite3.DatabaseError(f"database disk image is malformed ({check})")
+        migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _replace(
+    path: Path, why: str, busy_timeout_s: float, notices: list[str]
+) -> tuple[sqlite3.Connection, bool]:
+    """Move an unusable file (and its WAL files) aside and start a fresh one."""
+    aside = path.with_name(f"{path.name}.unusable-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            part = path.with_name(path.name + suffix)
+            if part.exists():
+                part.replace(aside.with_name(aside.name + suffix))
+        conn = _file(path, busy_timeout_s)
+    except (sqlite3.DatabaseError, OSError) as exc:
+        notices.append(
+            f"The memory file {path} cannot be used ({why}) and could not be replaced "
+            f"({describe(exc)}): memories are kept only until Companion closes."
+        )
+        return _ram(), True
+    log.warning("memory file %s unusable (%s): moved aside to %s", path, why, aside)
+    notices.append(
+        f"The memory file could not be used ({why}): it was moved aside to {aside} and "
+        "a new, empty memory was started."
+    )
+    return conn, False
+
+
+def _ram() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    migrate(conn)
+    return conn
+
+
+def describe(exc: BaseException) -> str:
+    """A SQLite failure in the user's words."""
+    text = str(exc)
+    if _is_full(exc):
+        return "the disk is full; free some space and the memories after that are saved again"
+    if "locked" in text or "busy" in text:
+        return "the memory file is in use by another program; close it and try again"
+    if "readonly" in text or "read-only" in text:
+        return "the memory file cannot be written (it is read-only)"
+    return text
+
+
+def _is_full(exc: BaseException) -> bool:
+    return "full" in str(exc) or getattr(exc, "errno", None) == errno.ENOSPC
+
+
+def _unusable(exc: BaseException) -> str | None:
+    """Why a file cannot be used at all (damaged, not a database, locked), or None."""
+    text = str(exc).lower()
+    for sign, why in (
+        ("not a database", "it is not a database"),
+        ("malformed", "it is damaged"),
+        ("corrupt", "it is damaged"),
+        ("locked", "another program keeps it locked"),
+        ("busy", "another program keeps it locked"),
+        ("unsupported file format", "it is damaged"),
+    ):
+        if sign in text:
+            return why
+    return None

@@ -1,0 +1,166 @@
+"""The memory's writer: extraction after a turn, off the voice path.
+
+Turns wait in a queue; one is looked at only when the session is quiet: no turn
+running (`hold()`), nothing heard for `idle_s` (`activity()`). A model that answers
+one request at a time (the embedded one) is given back at once when the user starts
+again: the running extraction is stopped and that turn is looked at again later. A
+hosted model answers both at the same time, so there the extraction just goes on.
+Closing (`aclose()`) looks at what is still queued first, for a while, since the turn
+is already answered (a one-turn command still learns from its turn), and gives back
+what it had no time for, to be kept until the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Generic, TypeVar
+
+log = logging.getLogger(__name__)
+
+IDLE_S = 1.5  # quiet needed after a turn or speech before a side request starts
+CLOSE_WAIT_S = 8.0  # closing waits this long for queued turns; the rest wait in the file
+MAX_QUEUED = 20  # turns waiting; the oldest go first when more come
+
+Job = TypeVar("Job")
+
+
+class MemoryWriter(Generic[Job]):
+    """Runs `work(job)` for each submitted job, one at a time, when the session is quiet."""
+
+    def __init__(
+        self,
+        work: Callable[[Job], Awaitable[None]],
+        *,
+        yields_to_turns: bool,
+        idle_s: float = IDLE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._work = work
+        self.yields_to_turns = yields_to_turns
+        self.idle_s = idle_s
+        self._clock = clock
+        self._queue: collections.deque[Job] = collections.deque(maxlen=MAX_QUEUED)
+        self._holds = 0
+        self._last_activity = clock()
+        self._changed: asyncio.Event | None = None
+        self._worker: asyncio.Task[None] | None = None
+        self._running: asyncio.Task[None] | None = None
+        self._closing = False
+        self.yielded = 0  # extractions stopped to give the model back to a turn
+        self.done = 0
+
+    @property
+    def pending(self) -> int:
+        return len(self._queue) + (1 if self._running is not None else 0)
+
+    def submit(self, job: Job) -> None:
+        if self._closing:
+            return
+        self._queue.append(job)
+        self._poke()
+        if self._worker is None or self._worker.done():
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return  # no loop (a synchronous caller): looked at when one runs
+            self._worker = loop.create_task(self._run(), name="memory-writer")
+
+    def activity(self) -> None:
+        """The user or the companion is active: wait before the next side request, and
+        give a one-at-a-time model back now."""
+        self._last_activity = self._clock()
+        running = self._running
+        yields = self.yields_to_turns and not self._closing
+        if running is not None and not running.done() and yields:
+            self.yielded += 1
+            running.cancel()
+        self._poke()
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """While a turn runs: no side request starts (and a running one yields)."""
+        self._holds += 1
+        self.activity()
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            self._last_activity = self._clock()
+            self._poke()
+
+    def _poke(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+
+    async def _quiet(self) -> None:
+        while not self._closing:
+            wait = self._last_activity + self.idle_s - self._clock()
+            if self._holds == 0 and wait <= 0:
+                return
+            self._changed = asyncio.Event()
+            timeout = None if self._holds else max(wait, 0.01)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), timeout)
+
+    async def _run(self) -> None:
+        while self._queue:
+            await self._quiet()
+            job = self._queue[0]
+            self._running = asyncio.create_task(self._safely(job), name="memory-extraction")
+            try:
+                await asyncio.shield(self._running)
+            except asyncio.CancelledError:
+                if self._running.cancelled() and not self._closing:
+                    continue  # it gave the model back: the same turn again, later
+                self._running.cancel()
+                raise
+            finally:
+                self._running = None
+            if self._queue and self._queue[0] is job:
+                self._queue.popleft()
+            self.done += 1
+
+    async def _safely(self, job: Job) -> None:
+        try:
+            await self._work(job)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("looking at a turn for memories failed; that turn is skipped")
+
+    def kick(self) -> None:
+        """Start on what is queued (turns kept from the last time), on the running loop."""
+        if self._queue and (self._worker is None or self._worker.done()) and not self._closing:
+            self._worker = asyncio.get_running_loop().create_task(
+                self._run(), name="memory-writer"
+            )
+
+    async def aclose(self, wait_s: float = CLOSE_WAIT_S) -> list[Job]:
+        """Look at what is still queued (for at most `wait_s`), then stop; returns the
+        jobs left undone (to keep for the next time)."""
+        worker = self._worker
+        self._closing = True
+        self._poke()
+        if worker is not None and not worker.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(worker), wait_s)
+            except TimeoutError:
+                log.info(
+                    "closing: %d turn(s) not looked at for memories yet; kept for next time",
+                    len(self._queue),
+                )
+            except Exception:
+                log.exception("the memory writer failed")
+            finally:
+                if not worker.done():
+                    worker.cancel()
+                    with contextlib.suppress(BaseException):
+                        await worker
+        left = list(self._queue)
+        self._queue.clear()
+        return left

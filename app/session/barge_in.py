@@ -1,0 +1,137 @@
+"""Barge-in: the user spoke over the companion. It pauses at once and listens; their
+words make the interruption stand (and become the next turn), no words within
+`resume_timeout_s` make it speak on from where it stopped, and so does a listener's
+acknowledgement alone ("mm-hm", "yeah, okay"): that is not a turn.
+
+One barge-in at a time. Utterances that end while the first one's words are being
+transcribed join it: one interruption is one turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from app.session.floor import Floor
+from app.session.wording import is_backchannel
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class BargeInWords:
+    """What the user said over the companion, for the turn it becomes."""
+
+    text: str
+    speech_end: float  # perf_counter() when their (last) utterance ended
+    transcript_ms: float
+
+
+class BargeIns:
+    """The barge-in state machine: detected → words or timeout → resumed or standing."""
+
+    def __init__(
+        self,
+        floor: Floor,
+        transcribe: Callable[[bytes], Awaitable[str]],
+        *,
+        resume_timeout_s: float,
+    ) -> None:
+        self._floor = floor
+        self._transcribe = transcribe
+        self._resume_timeout_s = resume_timeout_s
+        self._decision: asyncio.Future[bool] | None = None
+        self._words_pending = False
+        self._more: list[tuple[bytes, float]] = []
+        self.count = 0  # barge-ins detected
+        self.resumes = 0  # ... of which the companion spoke on
+        self.last_at: float | None = None  # perf_counter() of the last detection
+
+    @property
+    def pending(self) -> bool:
+        return self._decision is not None
+
+    def detected(self, speech_ms: float) -> asyncio.Future[bool]:
+        """The user has spoken over the companion long enough: it stops speaking now and
+        the returned decision says what happens next (True: speak on)."""
+        self.count += 1
+        self.last_at = time.perf_counter()
+        log.info("barge-in after %.0f ms of speech", speech_ms)
+        decision = self._decision = asyncio.get_running_loop().create_future()
+        self._floor.barge_pending = True
+        if self._floor.sink is not None:
+            self._floor.sink.stop()
+        return decision
+
+    def decide(self, *, resume: bool) -> None:
+        """Settle the barge-in waiting (if any): speak on, or the interruption stands."""
+        decision, self._decision = self._decision, None
+        self._floor.barge_pending = False
+        if decision is not None and not decision.done():
+            decision.set_result(resume)
+            if resume:
+                self.resumes += 1
+                log.info("no words after the barge-in: speaking on")
+
+    async def outcome(self) -> bool | None:
+        """For the turn whose voice was paused: True to speak on, False when the
+        interruption stands, None when no barge-in waits."""
+        decision = self._decision
+        return None if decision is None else await asyncio.shield(decision)
+
+    async def watch(self, decision: asyncio.Future[bool], in_speech: Callable[[], bool]) -> None:
+        """Resume when the barge-in brings no utterance: `resume_timeout_s` after the
+        decision, once the user is no longer speaking, unless their words are being
+        transcribed (an empty transcript resumes too)."""
+        await asyncio.sleep(self._resume_timeout_s)
+        while not decision.done() and (in_speech() or self._words_pending):
+            await asyncio.sleep(0.05)
+        if self._decision is decision:
+            self.decide(resume=True)
+
+    def heard(self, pcm: bytes | None, speech_end: float) -> bool:
+        """An utterance ended while the barge-in waits. True: call `words(pcm, ...)` now;
+        False: it joined the words being transcribed, or it had no speech (speak on)."""
+        if self._words_pending:
+            if pcm is not None:
+                self._more.append((pcm, speech_end))
+            return False
+        if pcm is None:
+            self.decide(resume=True)
+            return False
+        self._words_pending = True  # now: the transcription starts later
+        return True
+
+    async def words(self, pcm: bytes, speech_end: float) -> BargeInWords | None:
+        """Transcribe the utterance that interrupted (and those that join it). Words: the
+        interruption stands and they are returned; none, or only an acknowledgement:
+        the companion speaks on."""
+        self._words_pending = True
+        texts: list[str] = []
+        queue = [pcm]
+        try:
+            while queue:
+                try:
+                    words = (await self._transcribe(queue.pop(0))).strip()
+                except Exception as exc:  # never left paused: no words means speak on
+                    log.info("the barge-in brought no words (%r)", exc)
+                    words = ""
+                if words:
+                    texts.append(words)
+                while self._more:
+                    extra, ended = self._more.pop(0)
+                    queue.append(extra)
+                    speech_end = ended
+        finally:
+            self._words_pending = False
+        text = " ".join(texts)
+        if not text.strip() or is_backchannel(text):
+            if text.strip():
+                log.info("the barge-in was only %r: speaking on", text)
+            self.decide(resume=True)
+            return None
+        self.decide(resume=False)
+        return BargeInWords(text, speech_end, (time.perf_counter() - speech_end) * 1000)

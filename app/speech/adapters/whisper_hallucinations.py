@@ -1,0 +1,130 @@
+"""What Whisper says when nobody spoke: told apart from the user's words.
+
+On silence, noise or music Whisper writes what its training subtitles said in such
+places: "you", "Thank you.", "Thanks for watching!", "[Music]", "…", or one phrase over
+and over. Such a segment is left out when the model itself thought there was no
+speech (`no_speech_prob`), when it is only a sound description, or when it is a loop;
+the same words with speech under them (a real "Thank you.") are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["WhisperSegment", "is_silent", "spoken_text"]
+
+# Below this the recording holds no speech at all: digital silence, or a muted mic
+# (-70 dBFS RMS; a quiet room is about -60).
+SILENT_RMS = 10 ** (-70 / 20)
+# The model's own belief that a segment holds no speech, above which its text is
+# suspect. Measured with tiny.en: digital silence gave " you" at 0.93-0.95, espeak
+# "Thank you." 0.12-0.16, a clean question 0.13-0.17.
+NO_SPEECH = 0.5
+# Whisper's own sign of a loop (its temperature fallback uses the same figure).
+LOOPING_COMPRESSION = 2.4
+MAX_REPEATS = 10  # a 1-3 word unit said more often than this in a row is a loop
+
+_KNOWN = (
+    "you",
+    "thank you",
+    "thanks",
+    "thank you very much",
+    "thank you so much",
+    "thanks for watching",
+    "thank you for watching",
+    "thanks for watching and see you next time",
+    "please subscribe",
+    "like and subscribe",
+    "subscribe to my channel",
+    "see you next time",
+    "see you in the next video",
+    "bye",
+    "bye bye",
+    "goodbye",
+    "oh",
+    "so",
+    "okay",
+    "hmm",
+    "subtitles by the amara org community",
+    "transcription by castingwords",
+)
+KNOWN_HALLUCINATIONS = frozenset(_KNOWN)
+# "[Music]", "(applause)", "*laughs*", "♪ ♪": descriptions of sound, never words said.
+_SOUND_ONLY = re.compile(r"^(\s*(\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|[♪♫#~]+)\s*)+$")
+_WORDS = re.compile(r"[a-z0-9']+")
+
+
+@dataclass(frozen=True, slots=True)
+class WhisperSegment:
+    """One segment as Whisper gave it (faster-whisper's `Segment` has these fields)."""
+
+    text: str
+    no_speech_prob: float = 0.0
+    avg_logprob: float = 0.0
+    compression_ratio: float = 1.0
+
+
+def is_silent(audio: np.ndarray) -> bool:
+    """Whether float32 `audio` is too quiet to hold speech (checked before transcribing)."""
+    if audio.size == 0:
+        return True
+    return float(np.sqrt(np.mean(np.square(audio, dtype=np.float64)))) < SILENT_RMS
+
+
+def _words(text: str) -> list[str]:
+    return _WORDS.findall(text.lower().replace("’", "'"))
+
+
+def _phrases_only(words: Sequence[str]) -> bool:
+    """Whether `words` are known phrases one after another ("you you", "thank you bye")."""
+    ends = {0}
+    for end in range(1, len(words) + 1):
+        if any(
+            start in ends and " ".join(words[start:end]) in KNOWN_HALLUCINATIONS
+            for start in range(max(0, end - 8), end)
+        ):
+            ends.add(end)
+    return len(words) in ends
+
+
+def _longest_run(words: Sequence[str]) -> int:
+    """How many times in a row the most repeated 1-3 word unit occurs."""
+    best = 1
+    for size in (1, 2, 3):
+        for start in range(size):
+            run = 1
+            for i in range(start + size, len(words) - size + 1, size):
+                if words[i : i + size] == words[i - size : i]:
+                    run += 1
+                    best = max(best, run)
+                else:
+                    run = 1
+    return best
+
+
+def _is_hallucination(segment: WhisperSegment) -> bool:
+    text = segment.text.strip()
+    words = _words(text)
+    if not words or _SOUND_ONLY.match(text):
+        return True  # "…", "-", "[Music]", "♪"
+    if segment.no_speech_prob >= NO_SPEECH and _phrases_only(words):
+        return True
+    if segment.compression_ratio > LOOPING_COMPRESSION:
+        return True
+    return _longest_run(words) > MAX_REPEATS and len(set(words)) <= 3
+
+
+def spoken_text(segments: Iterable[WhisperSegment]) -> str:
+    """The user's words in Whisper's segments, without what it makes up on silence."""
+    kept = [s.text.strip() for s in segments if not _is_hallucination(s)]
+    text = " ".join(t for t in kept if t).strip()
+    words = _words(text)
+    # A whole transcript of stock phrases said over and over ("you you you you") is
+    # what long silence or noise gives, whatever each window thought of itself.
+    if len(words) >= 4 and _phrases_only(words) and _longest_run(words) >= 4:
+        return ""
+    return text

@@ -1,0 +1,252 @@
+"""The turn detector as a state machine: frames with a speech probability in, decisions
+out, with the turn model's answers and the transcripts fed back by hand. (The real
+models drive it in tests/test_turn_taking.py.)"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from app.audio.format import FRAME_BYTES, FRAME_MS
+from app.session.endpointing import (
+    EndpointingConfig,
+    EndReason,
+    LikelyOver,
+    Question,
+    Snapshot,
+    TurnBegan,
+    TurnDetector,
+    TurnEnd,
+    TurnResumed,
+)
+
+FRAME = b"\x01\x00" * (FRAME_BYTES // 2)
+CONFIG = EndpointingConfig(snapshot_interval_ms=0)
+
+
+def frames_for(ms: float) -> int:
+    return math.ceil(ms / FRAME_MS)
+
+
+class Driver:
+    """Pushes speech and silence into a detector and keeps what it decided."""
+
+    def __init__(self, config: EndpointingConfig = CONFIG, *, turn_model: bool = True) -> None:
+        self.detector = TurnDetector(config, turn_model=turn_model)
+        self.actions: list[object] = []
+        self.clock = 0.0
+
+    def push(self, probability: float, ms: float) -> list[object]:
+        out: list[object] = []
+        for _ in range(frames_for(ms)):
+            self.clock += FRAME_MS / 1000
+            out += self.detector.push(FRAME, probability, self.clock)
+        self.actions += out
+        return out
+
+    def speak(self, ms: float) -> list[object]:
+        return self.push(0.9, ms)
+
+    def silence(self, ms: float) -> list[object]:
+        return self.push(0.02, ms)
+
+    def of(self, kind: type) -> list[object]:
+        return [a for a in self.actions if isinstance(a, kind)]
+
+    def answer(self, probability: float) -> list[object]:
+        question = self.of(Question)[-1]
+        assert isinstance(question, Question)
+        out = self.detector.verdict(question.speech_bytes, probability)
+        self.actions += out
+        return out
+
+    def hear(self, text: str) -> list[object]:
+        out = self.detector.heard(self.detector.speech_bytes, text)
+        self.actions += out
+        return out
+
+
+def ends(actions: list[object]) -> list[TurnEnd]:
+    return [a for a in actions if isinstance(a, TurnEnd)]
+
+
+def test_the_turn_ends_when_the_model_says_complete_and_the_words_sound_finished() -> None:
+    d = Driver()
+    assert isinstance(d.speak(800)[0], TurnBegan)
+    d.silence(200)
+    assert len(d.of(Question)) == 1  # asked after the first short silence
+    assert d.answer(0.9) == []  # the words are not in yet: nothing is decided without them
+    out = d.hear("What is the weather like today?")
+    assert isinstance(out[0], LikelyOver) and out[0].text == "What is the weather like today?"
+    (end,) = ends(out)
+    assert end.reason is EndReason.TURN_MODEL and end.text == "What is the weather like today?"
+    assert end.pcm is not None and end.speech_bytes < len(end.pcm)  # the silence is kept
+    assert not d.detector.in_turn
+
+
+def test_unfinished_words_keep_the_turn_open_until_the_fallback() -> None:
+    d = Driver()
+    d.speak(800)
+    d.silence(200)
+    d.hear("I want to tell you about")
+    d.answer(0.95)  # the model is fooled by the intonation; the words are not
+    assert ends(d.actions) == [] and d.of(LikelyOver) == []
+    d.silence(CONFIG.fallback_ms - 400)
+    assert ends(d.actions) == []
+    d.silence(400)
+    (end,) = ends(d.actions)
+    assert end.reason is EndReason.FALLBACK and end.text == "I want to tell you about"
+
+
+def test_speech_after_a_pause_makes_its_answers_stale_and_the_turn_goes_on() -> None:
+    d = Driver()
+    d.speak(600)
+    d.silence(300)
+    question = d.of(Question)[-1]
+    d.hear("Can you help me?")
+    assert d.of(LikelyOver)  # it sounded finished: a reply may have started on it
+    assert isinstance(d.speak(500)[0], TurnResumed)
+    # The answers about the first pause come back late: they decide nothing now.
+    assert isinstance(question, Question)
+    assert d.detector.verdict(question.speech_bytes, 0.99) == []
+    assert d.detector.heard(question.speech_bytes, "Can you help me?") == []
+    d.silence(200)
+    d.answer(0.9)
+    (end,) = ends(d.hear("Can you help me with the report?"))
+    assert end.text == "Can you help me with the report?" and end.reason is EndReason.TURN_MODEL
+
+
+def test_finished_words_end_the_turn_after_the_settle_silence_when_the_model_is_unsure() -> None:
+    d = Driver()
+    d.speak(700)
+    d.silence(250)
+    d.answer(0.1)
+    d.hear("Where is the nearest train station?")
+    d.silence(CONFIG.settle_ms - 250 - 2 * FRAME_MS)
+    assert ends(d.actions) == []
+    d.silence(4 * FRAME_MS)
+    (end,) = ends(d.actions)
+    assert end.reason is EndReason.SETTLED
+
+
+def test_the_model_is_asked_again_as_the_silence_grows_and_its_surest_answer_counts() -> None:
+    d = Driver()
+    d.speak(700)
+    d.silence(200)
+    d.hear("Play something relaxing, please.")
+    d.answer(0.2)
+    d.silence(CONFIG.recheck_ms)
+    assert len(d.of(Question)) == 2
+    assert ends(d.answer(0.7))[0].reason is EndReason.TURN_MODEL
+
+
+def test_the_fixed_silence_mode_ends_after_the_end_silence_whatever_is_said() -> None:
+    d = Driver(replace(CONFIG, mode="silence"))
+    d.speak(700)
+    d.silence(300)
+    d.hear("I want to tell you about")
+    assert d.of(Question) == []  # no turn model in this mode
+    d.silence(CONFIG.vad.end_silence_ms - 300)
+    (end,) = ends(d.actions)
+    assert end.reason is EndReason.SILENCE
+
+
+def test_without_a_turn_model_the_detector_falls_back_to_the_fixed_silence() -> None:
+    d = Driver(turn_model=False)
+    d.speak(700)
+    d.silence(CONFIG.vad.end_silence_ms)
+    assert d.of(Question) == [] and ends(d.actions)[0].reason is EndReason.SILENCE
+
+
+def test_a_turn_whose_words_cannot_be_heard_ends_on_the_model_or_the_end_silence() -> None:
+    d = Driver()
+    d.speak(700)
+    d.detector.unheard = True  # over a barge-in: the words come from the raw mic later
+    d.silence(200)
+    assert d.of(Snapshot) == []  # nothing is transcribed ahead
+    (end,) = ends(d.answer(0.8))
+    assert end.reason is EndReason.TURN_MODEL and end.text is None
+    d.speak(700)
+    d.detector.unheard = True
+    d.silence(CONFIG.vad.end_silence_ms)
+    assert ends(d.actions)[-1].reason is EndReason.SILENCE
+
+
+def test_while_push_to_talk_is_held_only_its_release_ends_the_turn() -> None:
+    d = Driver()
+    d.speak(600)
+    d.detector.push_to_talk = True
+    d.silence(CONFIG.fallback_ms + 500)
+    assert ends(d.actions) == [] and d.of(Question) == []
+    end = d.detector.flush(EndReason.PUSH_TO_TALK)
+    assert end is not None and end.reason is EndReason.PUSH_TO_TALK and end.pcm
+
+
+def test_a_blip_too_short_to_be_speech_ends_without_audio() -> None:
+    d = Driver(replace(CONFIG, mode="silence"))
+    d.speak(CONFIG.vad.min_speech_ms - 2 * FRAME_MS)
+    d.silence(CONFIG.vad.end_silence_ms)
+    (end,) = ends(d.actions)
+    assert end.pcm is None and end.text is None
+
+
+def test_snapshots_come_at_pauses_and_every_interval_of_speech() -> None:
+    d = Driver(replace(CONFIG, snapshot_interval_ms=1000))
+    d.speak(2100)
+    interval = [s for s in d.of(Snapshot) if isinstance(s, Snapshot) and not s.at_pause]
+    assert len(interval) == 2
+    d.silence(CONFIG.pause_ms)
+    (pause,) = [s for s in d.of(Snapshot) if isinstance(s, Snapshot) and s.at_pause]
+    assert pause.speech_bytes == d.detector.speech_bytes and len(pause.pcm) > pause.speech_bytes
+    d.silence(300)
+    assert len([s for s in d.of(Snapshot) if isinstance(s, Snapshot) and s.at_pause]) == 1
+
+
+def test_the_longest_turn_is_cut_there() -> None:
+    d = Driver(replace(CONFIG, vad=replace(CONFIG.vad, max_utterance_s=2.0)))
+    d.speak(2500)
+    (end,) = ends(d.actions)
+    assert end.reason is EndReason.MAX_LENGTH
+
+
+def test_waiting_for_is_true_only_while_an_answer_the_end_needs_is_on_its_way() -> None:
+    d = Driver()
+    d.speak(700)
+    assert not d.detector.waiting_for  # speaking: nothing to wait for
+    d.silence(CONFIG.pause_ms)
+    assert d.detector.waiting_for  # the words of this pause are being transcribed
+    d.hear("I want to tell you about")
+    assert not d.detector.waiting_for  # unfinished: no question will be asked
+    d.silence(500)
+    assert not d.detector.waiting_for and len(d.of(Question)) == 0
+
+
+def test_the_model_is_not_asked_again_before_the_words_are_in_nor_once_it_said_complete() -> None:
+    d = Driver()
+    d.speak(700)
+    d.silence(200)
+    d.answer(0.2)
+    d.silence(3 * CONFIG.recheck_ms)  # the recognizer is slow: the model is not pestered
+    assert len(d.of(Question)) == 1
+    d.hear("Is it going to rain this weekend?")  # finished words: ask again now
+    d.silence(FRAME_MS)
+    assert len(d.of(Question)) == 2
+    d2 = Driver()
+    d2.speak(700)
+    d2.silence(200)
+    d2.answer(0.9)  # complete; only the words are awaited
+    d2.silence(3 * CONFIG.recheck_ms)
+    assert len(d2.of(Question)) == 1
+
+
+
+def test_late_words_are_waited_for_even_when_the_model_is_sure() -> None:
+    d = Driver()
+    d.speak(700)
+    d.silence(200)
+    d.answer(0.9)  # complete, but the recognizer is slow
+    d.silence(CONFIG.settle_ms + 500)
+    assert ends(d.actions) == []  # the reply needs the words anyway; they may say "go on"
+    assert ends(d.hear("I want to go to the")) == []  # they came: it goes on
+    d.silence(CONFIG.fallback_ms)
+    assert ends(d.actions)[-1].reason is EndReason.FALLBACK

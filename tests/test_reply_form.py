@@ -1,0 +1,183 @@
+"""The reply's form (one tag the avatar knows, then at most N sentences) as a GBNF
+grammar the embedded model is held to: compiled by llama.cpp's own parser for every
+kind of tag name, and obeyed by the real SmolLM2 on prompts that pull it out of form."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.agent.building import reply_form
+from app.config import Settings
+from app.llm import LLMRequest, Msg, create_provider_client
+from app.llm.reply_form import ReplyForm, reply_grammar
+from app.llm.wire.local import LocalModelClient
+from tests.test_llm_local import needs_model
+
+# Names a pack, a character file or a Live2D model's expressions may carry.
+ODD_TAGS = [
+    ("joy", "neutral", "sad"),
+    ("F01", "exp_smile", "Angry 2"),
+    ("开心", "难过", "普通"),
+    ('say "hi"', "back\\slash", "tab\there"),
+]
+
+
+@pytest.mark.parametrize("tags", ODD_TAGS)
+@pytest.mark.parametrize("most", [0, 1, 3, 8])
+def test_every_kind_of_tag_and_length_compiles_in_llama_cpp(
+    tags: tuple[str, ...], most: int
+) -> None:
+    from llama_cpp import LlamaGrammar
+
+    text = reply_grammar(ReplyForm(tags=tags, max_sentences=most))
+    for tag in tags:
+        assert tag.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t") in text
+    LlamaGrammar.from_string(text, verbose=False)  # raises on a grammar it cannot parse
+    sentences = re.search(r"^root ::= .*$", text, re.M)
+    assert sentences is not None
+    if most:
+        assert sentences[0].count("sentence") + sentences[0].count("next") == most
+    else:
+        assert "(next)*" in sentences[0]
+
+
+def test_a_tag_that_would_close_the_bracket_is_left_out_and_none_is_refused() -> None:
+    text = reply_grammar(ReplyForm(tags=("joy", "a]b"), max_sentences=2))
+    assert '"joy"' in text and "a]b" not in text
+    with pytest.raises(ValueError):
+        reply_grammar(ReplyForm(tags=("]",), max_sentences=2))
+    with pytest.raises(ValueError):
+        ReplyForm(tags=(), max_sentences=2)
+
+
+def test_the_embedded_model_gets_the_avatars_tags_and_a_hosted_one_none() -> None:
+    settings = Settings()
+    settings.persona.max_sentences = 2
+    form = reply_form(settings, ("joy", "neutral"))
+    assert form == ReplyForm(tags=("joy", "neutral"), max_sentences=2)
+    settings.chat.model = "openai/gpt-4o-mini"
+    assert reply_form(settings, ("joy", "neutral")) is None
+    settings.chat.model = "local/smollm2"
+    assert reply_form(settings, ()) is None
+
+
+@needs_model
+def test_only_a_reply_is_held_to_the_form_not_a_request_with_its_own_format() -> None:
+    client = create_provider_client("local/smollm2", n_threads=2)
+    assert isinstance(client, LocalModelClient)
+    form = ReplyForm(tags=("joy", "neutral"), max_sentences=3)
+    reply = LLMRequest(model="smollm2", messages=[Msg.user("hi")], stream=True, reply_form=form)
+    assert client._params(reply)["grammar"] is not None
+    side = reply.model_copy(update={"response_format": {"type": "json_object"}})
+    assert "grammar" not in client._params(side)
+    plain = reply.model_copy(update={"reply_form": None})
+    assert "grammar" not in client._params(plain)
+
+
+# Prompts that pull a small model out of the form: lists and line breaks, invented
+# tags, a long story, code, Chinese.
+HOSTILE = [
+    "Write a numbered list of ten fruits, one per line.",
+    "Tell me a long story about a dragon, at least five paragraphs.",
+    "Start your answer with [sadness] and then [happiness], then explain why.",
+    "Show me a Python function that adds two numbers.",
+    "用中文给我讲一个很长的故事。",
+]
+
+
+@needs_model
+@pytest.mark.parametrize("prompt", HOSTILE)
+async def test_the_real_model_answers_in_form_whatever_it_is_asked(prompt: str) -> None:
+    client = create_provider_client("local/smollm2", n_threads=2)
+    assert isinstance(client, LocalModelClient)
+    tags = ("joy", "sad", "neutral")
+    form = ReplyForm(tags=tags, max_sentences=2)
+    request = LLMRequest(
+        model="smollm2",
+        messages=[
+            Msg.system("You are Mika, a friendly companion. Tags: [joy], [sad], [neutral]."),
+            Msg.user(prompt),
+        ],
+        stream=True,
+        max_tokens=160,
+        temperature=0.7,
+        reply_form=form,
+    )
+    try:
+        response = await client.complete(request.model_copy(update={"stream": False}))
+    finally:
+        await client.aclose()
+    stats = client.local_model.grammar_stats  # checked against the likeliest first
+    assert stats is not None and stats.tokens > 0
+    text = response.text
+    match = re.match(r"\[([^\]]+)\]", text)
+    assert match and match[1] in tags, text
+    # A later sentence may start with a tag of its own (a known one, one at a time).
+    later = re.findall(r"\[([^\]]*)\]", text[match.end() :])
+    assert all(tag in tags for tag in later), text
+    rest = re.sub(r"\s*\[[^\]]*\]\s*", " ", text[match.end() :])
+    assert "[" not in rest and "]" not in rest and "\n" not in rest, text
+    assert not re.match(r"\s*\[", text[match.end() :]), text  # never two tags in a row
+    ends = re.findall(r"[.!?。！？…]+[\"'”」』)]?", re.sub(r"\d\.\d", "", rest))
+    assert 1 <= len(ends) <= 2, text
+    if response.finish_reason != "length":  # stopped by the grammar: at a sentence end
+        assert re.search(r"[.!?。！？…][\"'”」』)]?$", rest), text
+
+
+def _small_llama() -> object:
+    from llama_cpp import Llama
+
+    from app.llm.wire.local_files import SMALL_EMBEDDED, embedded_model, prepare_model
+
+    path = prepare_model(embedded_model(SMALL_EMBEDDED))
+    return Llama(model_path=str(path), n_ctx=512, n_threads=2, verbose=False)
+
+
+def _say(llama: object, grammar: object, prompt: str, temperature: float = 0.0) -> str:
+    chunks = llama.create_chat_completion(  # type: ignore[attr-defined]
+        messages=[{"role": "user", "content": prompt}],
+        max_tokens=40,
+        temperature=temperature,
+        grammar=grammar,
+    )
+    return str(chunks["choices"][0]["message"]["content"])
+
+
+@needs_model
+def test_the_fast_grammar_gives_the_library_grammars_replies() -> None:
+    from llama_cpp import LlamaGrammar
+
+    from app.llm.wire.local_grammar import fast_grammar
+
+    grammar = LlamaGrammar.from_string(
+        reply_grammar(ReplyForm(tags=("joy", "sad", "neutral"), max_sentences=2)), verbose=False
+    )
+    plain, fast = _small_llama(), _small_llama()
+    stats = fast_grammar(fast)
+    assert stats is not None
+    for prompt in ("Say hello to Sam.", "Write a list of three colours.", "你好！"):
+        assert _say(fast, grammar, prompt) == _say(plain, grammar, prompt)
+    assert stats.tokens > 0
+
+
+@needs_model
+def test_when_no_likely_token_fits_every_token_is_checked() -> None:
+    """A grammar the model would never write: the likeliest candidates hold nothing it
+    allows, so the whole vocabulary is checked, and the reply is the grammar's."""
+    from llama_cpp import LlamaGrammar
+
+    from app.llm.wire.local_grammar import fast_grammar
+
+    llama = _small_llama()
+    stats = fast_grammar(llama, width=2)
+    assert stats is not None
+    grammar = LlamaGrammar.from_string('root ::= "[joy] Zebra quokka, " [0-9] "."', verbose=False)
+    reply = _say(llama, grammar, "Say hello to Sam.", temperature=0.7)
+    assert re.fullmatch(r"\[joy\] Zebra quokka, [0-9]\.", reply), reply
+    assert stats.widened > 0
+    # With no grammar the chain is the library's own: nothing is narrowed.
+    before = stats.tokens
+    assert _say(llama, None, "Say hello to Sam.")
+    assert stats.tokens == before

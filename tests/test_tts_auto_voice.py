@@ -1,0 +1,194 @@
+"""The default voice (`tts.engine = "auto"`): hibari for Latin-alphabet sentences, the
+system voice (espeak-ng through pyttsx3) for other scripts and whenever hibari cannot
+load, with a notice. Real engines throughout; one stand-in neural engine shows a single
+failing sentence."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.audio.playback import MemorySink
+from app.config import Settings, TTSSettings
+from app.events import Notice
+from app.tts import SynthesizedAudio, TTSError, Voice, create_tts_engine
+from app.tts.auto_voice import AutoVoice, language_of, neural_can_speak
+from app.tts.pyttsx3_engine import Pyttsx3Engine
+
+pytest.importorskip("hibari")
+
+HIBARI_RATE = 24_000  # hibari's clips; espeak-ng's are 22,050 Hz
+
+
+@pytest.fixture(autouse=True)
+def empty_voice_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIBARI_HOME", str(tmp_path / "hibari-cache"))
+
+
+@pytest.fixture(scope="module")
+def voice() -> Iterator[AutoVoice]:
+    engine = create_tts_engine(TTSSettings())
+    assert isinstance(engine, AutoVoice)
+    asyncio.run(engine.load())
+    yield engine
+    asyncio.run(engine.aclose())
+
+
+def voiced(audio: SynthesizedAudio) -> bool:
+    return int(np.abs(np.frombuffer(audio.pcm, "<i2")).max()) > 1000
+
+
+@pytest.mark.parametrize(
+    ("text", "latin"),
+    [
+        ("Hello there, I'm Mika.", True),
+        ("Café au lait, s'il vous plaît!", True),
+        ("It costs $5.50 on Jan. 5. 😊", True),
+        ("3 + 4 = 7", True),
+        ("你好，我是米卡。", False),
+        ("我喜欢 Python。", False),
+        ("こんにちは", False),
+        ("안녕하세요", False),
+        ("Привет, как дела?", False),
+        ("Γεια σου", False),
+    ],
+)
+def test_the_neural_voice_speaks_exactly_the_latin_alphabet(text: str, latin: bool) -> None:
+    assert neural_can_speak(text) is latin
+
+
+def test_a_sentence_s_script_names_the_system_voice_s_language() -> None:
+    assert language_of("你好") == ("cmn", "zh")
+    assert language_of("日本語のテキスト") == ("ja",)  # kana decides over Han characters
+    assert language_of("안녕") == ("ko",)
+    assert language_of("Привет")[0] == "ru"
+    assert language_of("Hello") == ()
+
+
+def test_the_default_engine_is_the_auto_voice_and_a_named_system_voice_is_the_system() -> None:
+    assert isinstance(create_tts_engine(TTSSettings()), AutoVoice)
+    assert isinstance(create_tts_engine(TTSSettings(voice="heart")), AutoVoice)
+    chosen = create_tts_engine(TTSSettings(voice="gmw/en-us"))
+    assert isinstance(chosen, Pyttsx3Engine)
+    assert Settings().tts.engine == "auto"
+
+
+async def test_english_is_spoken_by_hibari_and_chinese_by_the_system_s_mandarin(
+    voice: AutoVoice,
+) -> None:
+    english = await voice.synthesize("Hi! It's sunny today.")
+    assert english.sample_rate == HIBARI_RATE and voiced(english)
+    chinese = await voice.synthesize("你好，今天天气很好。")
+    assert chinese.sample_rate != HIBARI_RATE and voiced(chinese)
+    # espeak-ng's Mandarin voice, not its English one spelling out "Chinese letter".
+    mandarin = await voice.system.synthesize("你好，今天天气很好。", "sit/cmn")
+    spelled = await voice.system.synthesize("你好，今天天气很好。", "gmw/en-us")
+    assert abs(chinese.duration_s - mandarin.duration_s) < 0.05
+    assert abs(chinese.duration_s - spelled.duration_s) > 0.5
+
+
+async def test_streaming_hands_out_hibari_chunks_and_the_system_clip(voice: AutoVoice) -> None:
+    english = [c async for c in voice.stream("One sentence. And another one.")]
+    assert english and all(c.sample_rate == HIBARI_RATE for c in english)
+    chinese = [c async for c in voice.stream("谢谢你。")]
+    assert len(chinese) == 1 and chinese[0].sample_rate != HIBARI_RATE
+
+
+async def test_when_hibari_cannot_load_the_system_voice_speaks_and_the_user_is_told(
+    tmp_path: Path,
+) -> None:
+    notices: list[str] = []
+    broken = TTSSettings(model_path=tmp_path / "missing.onnx")
+    voice = create_tts_engine(broken, on_notice=notices.append)
+    assert isinstance(voice, AutoVoice)
+    try:
+        await voice.load()  # no exception: speech still works
+        first = await voice.synthesize("Hello there.")
+        second = await voice.synthesize("Still talking.")
+    finally:
+        await voice.aclose()
+    assert first.sample_rate != HIBARI_RATE and voiced(first) and voiced(second)
+    assert len(notices) == 1
+    assert "natural voice could not be loaded" in notices[0]
+    assert "missing.onnx" in notices[0] and "system voice speaks instead" in notices[0]
+
+
+class _Stumbles:
+    """A neural engine that cannot say one sentence (and says the others)."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    async def synthesize(
+        self, text: str, voice: str | None = None, rate: int | None = None
+    ) -> SynthesizedAudio:
+        if "stumble" in text:
+            raise TTSError("the model choked on that one")
+        self.said.append(text)
+        return SynthesizedAudio(b"\x10\x27" * 2400, HIBARI_RATE)
+
+    def stream(
+        self, text: str, voice: str | None = None, rate: int | None = None
+    ) -> AsyncIterator[SynthesizedAudio]:
+        async def chunks() -> AsyncIterator[SynthesizedAudio]:
+            yield await self.synthesize(text, voice, rate)
+
+        return chunks()
+
+    async def voices(self) -> list[Voice]:
+        return []
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_a_sentence_hibari_fails_on_is_said_by_the_system_voice_alone() -> None:
+    neural = _Stumbles()
+    voice = AutoVoice(neural, Pyttsx3Engine())
+    try:
+        fallen = await voice.synthesize("Here I stumble.")
+        after = await voice.synthesize("And here I do not.")
+    finally:
+        await voice.aclose()
+    assert fallen.sample_rate != HIBARI_RATE and voiced(fallen)
+    assert after.sample_rate == HIBARI_RATE and voice.uses_neural
+    assert neural.said == ["And here I do not."]
+
+
+async def test_a_voice_asked_for_by_name_goes_to_the_engine_that_has_it(voice: AutoVoice) -> None:
+    system = await voice.synthesize("Hello.", voice="gmw/en-us")
+    assert system.sample_rate != HIBARI_RATE
+    neural = await voice.synthesize("Hello.", voice="heart")
+    assert neural.sample_rate == HIBARI_RATE
+    names = {v.id for v in await voice.voices()}
+    assert {"heart", "gmw/en-us", "sit/cmn"} <= names
+
+
+async def test_a_session_whose_natural_voice_fails_says_so_and_still_speaks(
+    tmp_path: Path,
+) -> None:
+    from app.agent.storage import InMemoryStorage
+    from app.session import VoiceSession
+    from tests.llm_servers import Reply, ScriptedChatServer
+
+    with ScriptedChatServer([Reply.text_stream(["Hello there.", " I am here."])]) as server:
+        settings = Settings()
+        settings.chat.model = "openai-compatible/scripted"
+        settings.chat.base_url = server.base_url
+        settings.tts.model_path = tmp_path / "missing.onnx"
+        sink = MemorySink()
+        session = VoiceSession(settings, sink=sink, storage=InMemoryStorage())
+        notices: list[Notice] = []
+        session.events.subscribe(lambda e: notices.append(e) if isinstance(e, Notice) else None)
+        try:
+            await session.load_models()
+            result = await session.send_text("hi")
+        finally:
+            await session.aclose()
+    said = [n for n in notices if "natural voice could not be loaded" in n.message]
+    assert len(said) == 1 and not said[0].error
+    assert result.error is None and sink.sample_rate == 22_050 and len(sink.pcm) > 22_050
