@@ -6,13 +6,17 @@ path: the ratio shows whether it got in the way).
     python bench/bench_memory.py [--memories 10000] [--turns 300]
                                  [--model local/qwen2.5-coder-1.5b] [--model-path GGUF]
                                  [--dialogue-turns 6] [--rounds 2] [--gap-s 2.5] [--no-model]
+                                 [--prefill 0]
 
 Recall is the whole hook a turn runs before the model is asked (command check, FTS5
 search, weighing, the note), on a real file in a temporary folder, over varied English
 and Chinese utterances. The dialogue part runs the real session with the embedded
 model and pyttsx3 into a memory sink: the same typed messages, the next one sent
-`--gap-s` after a reply ends (so an extraction is under way when it comes), in
-sessions with memory on and off, alternating. It prints figures; it asserts nothing.
+`--gap-s` after a reply ends (so an extraction is under way when it comes; the first
+`--gap-s` after the models are loaded, as a user takes a moment to start), in
+sessions with memory on and off, alternating; `--prefill N` stores N memories before
+each memory-on session, so the note is full (what reading ahead is for). It prints
+figures; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -148,6 +152,7 @@ async def bench_dialogue(args: argparse.Namespace) -> None:
         n_ctx=settings.chat.local_context,
     )
     await provider.load()  # type: ignore[attr-defined]
+    read = count_read_tokens()
     messages = [
         "Hi! My name is Sam and my cat is called Luna.",
         "I work as a nurse in Berlin, mostly night shifts.",
@@ -159,6 +164,7 @@ async def bench_dialogue(args: argparse.Namespace) -> None:
         "What snack would you suggest?",
     ][: args.dialogue_turns]
     first_audio: dict[bool, list[float]] = {True: [], False: []}
+    turn_read: dict[bool, list[int]] = {True: [], False: []}
     extraction_s: list[float] = []
     yielded = 0
     for round_number in range(args.rounds):
@@ -167,10 +173,19 @@ async def bench_dialogue(args: argparse.Namespace) -> None:
             session = VoiceSession(
                 settings, provider=provider, sink=MemorySink(), storage=InMemoryStorage()
             )
+            stored: set[str] = set()
+            if memory_on and args.prefill and session.memory is not None:
+                rng = random.Random(round_number)
+                drafts = [MemoryDraft(fake_memory(rng, n)) for n in range(args.prefill)]
+                items = session.memory.store.add_many(session.memory.character, drafts)
+                stored = {item.text for item in items}
             await session.load_models()
+            await asyncio.sleep(args.gap_s)  # a user takes a moment before the first words
             try:
                 for text in messages:
+                    before = read[0]
                     result = await session.send_text(text)
+                    turn_read[memory_on].append(read[0] - before)
                     if "first_audio_ms" in result.timings_ms:
                         first_audio[memory_on].append(result.timings_ms["first_audio_ms"])
                     await asyncio.sleep(args.gap_s)
@@ -181,7 +196,9 @@ async def bench_dialogue(args: argparse.Namespace) -> None:
                 await session.memory.writer.aclose(wait_s=600)
                 if session.memory.last_extraction_s is not None:
                     extraction_s.append(session.memory.last_extraction_s)
-                learned = [item.text for item in session.memory.items()] if memory_on else []
+                learned = [
+                    item.text for item in session.memory.items() if item.text not in stored
+                ]
             finally:
                 await session.aclose()
                 provider_memory = Path(os.environ["COMPANION_DATA_DIR"]) / "memory.sqlite3"
@@ -191,13 +208,23 @@ async def bench_dialogue(args: argparse.Namespace) -> None:
                 print(f"  round {round_number + 1}, learned: {learned}")
     await provider.aclose()  # type: ignore[attr-defined]
     on, off = first_audio[True], first_audio[False]
-    print(f"model: {args.model} ({len(messages)} turns x {args.rounds} rounds, gap {args.gap_s} s)")
+    print(
+        f"model: {args.model} ({len(messages)} turns x {args.rounds} rounds, gap {args.gap_s} s, "
+        f"{args.prefill} memories stored before)"
+    )
     if extraction_s:
         print(
             f"extraction per turn with the embedded model: "
             f"p50 {statistics.median(extraction_s):.2f} s, "
             f"p95 {percentile(extraction_s, 0.95):.2f} s (n = {len(extraction_s)}); "
             f"{yielded} extraction(s) stopped to give the model to a turn"
+        )
+    if turn_read[True] and turn_read[False]:
+        print(
+            "tokens the model evaluated during a turn (the prompt not read ahead, and the "
+            "reply), memory on: "
+            f"p50 {statistics.median(turn_read[True]):.0f}, off: "
+            f"p50 {statistics.median(turn_read[False]):.0f}"
         )
     if on and off:
         print(
@@ -206,6 +233,21 @@ async def bench_dialogue(args: argparse.Namespace) -> None:
             f"(p95 {percentile(off, 0.95):.0f}); ratio on/off of medians "
             f"{statistics.median(on) / statistics.median(off):.3f}"
         )
+
+
+def count_read_tokens() -> list[int]:
+    """A counter of the tokens llama.cpp evaluates (prompt and reply), from now on."""
+    import llama_cpp
+
+    read = [0]
+    evaluate = llama_cpp.Llama.eval
+
+    def counted(self: llama_cpp.Llama, tokens: list[int]) -> None:
+        read[0] += len(tokens)
+        evaluate(self, tokens)
+
+    llama_cpp.Llama.eval = counted  # type: ignore[method-assign]
+    return read
 
 
 def main() -> None:
@@ -217,6 +259,9 @@ def main() -> None:
     parser.add_argument("--dialogue-turns", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--gap-s", type=float, default=2.5)
+    parser.add_argument(
+        "--prefill", type=int, default=0, help="memories stored before the dialogue starts"
+    )
     parser.add_argument("--no-model", action="store_true", help="recall and size only")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:

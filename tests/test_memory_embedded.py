@@ -174,3 +174,79 @@ async def test_a_side_request_stops_while_still_reading_its_prompt() -> None:
         await client.aclose()
     assert batches < 4  # a ~2,800-token prompt is 6 batches of 512: it stopped within
     assert sum(evaluated) <= 8  # and the conversation's prompt was kept for the turn
+
+
+NOTE = "Long-term memory: notes about the user.\n" + "".join(
+    f'- [2026-12-0{n % 9 + 1}] "The user visited town number {n} and liked its bakery."\n'
+    for n in range(30)
+)
+
+
+def _with_note(words: str) -> list[Msg]:
+    """The conversation's next user message: the memory note, then `words`."""
+    return [*CONVERSATION, Msg.assistant("I'm great, thanks!"), Msg.user(f"{NOTE}\n\n{words}")]
+
+
+@pytest.mark.skipif(smollm2_gguf() is None or not llama_installed(), reason="no embedded model")
+async def test_reading_ahead_leaves_the_next_turn_only_its_own_words() -> None:
+    client = await _conversing()
+    try:
+        evaluated = _counting(client)
+        ahead = LLMRequest(model="smollm2", messages=_with_note(""), stream=True)
+        await client.read_ahead(ahead)  # after a turn, before the user says anything
+        read_ahead = sum(evaluated)
+        evaluated.clear()
+        turn = TURN.model_copy(update={"messages": _with_note("What did I visit?")})
+        await _answer(client, turn)
+        with_ahead = sum(evaluated)
+        client.local_model.forget_prefix()
+        await _answer(client, TURN)  # the conversation as it was, without reading ahead
+        evaluated.clear()
+        await _answer(client, turn)
+        without = sum(evaluated)
+    finally:
+        await client.aclose()
+    assert read_ahead > 300  # the note (30 memories) and the previous reply
+    assert with_ahead <= 30  # the turn read its words and the template's end (+ 4 tokens)
+    assert without > read_ahead  # at the turn, all of it was read on the voice path
+
+
+@pytest.mark.skipif(smollm2_gguf() is None or not llama_installed(), reason="no embedded model")
+async def test_reading_ahead_stops_at_once_for_a_turn_and_keeps_what_it_read() -> None:
+    client = await _conversing(n_ctx=4096)
+    llama = client.local_model._llama
+    try:
+        before = llama.n_tokens
+        long_note = [*CONVERSATION, Msg.user(NOTE * 4)]  # ~2,800 tokens: seconds
+        started = threading.Event()
+        counted = llama.eval
+
+        def evaluate(tokens: Any) -> Any:
+            started.set()
+            return counted(tokens)
+
+        llama.eval = evaluate
+        task = asyncio.create_task(
+            client.read_ahead(LLMRequest(model="smollm2", messages=long_note, stream=True))
+        )
+        while llama.n_tokens < before + 3 * 64 and not task.done():  # a few batches read
+            await asyncio.sleep(0.001)
+        task.cancel()  # what the memory's writer does when a turn starts
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await asyncio.to_thread(client.local_model.wait_idle, 120)
+        kept = llama.n_tokens
+        evaluated = _counting(client)
+        turn = TURN.model_copy(update={"messages": long_note})
+        await _answer(client, turn)
+        after_stop = sum(evaluated)
+        client.local_model.forget_prefix()
+        evaluated.clear()
+        await _answer(client, turn)
+        whole = sum(evaluated)
+    finally:
+        await client.aclose()
+    assert started.is_set()
+    assert before + 3 * 64 <= kept < whole - 1000  # stopped long before the end ...
+    assert after_stop <= whole - kept + 8  # ... and what it had read stayed read
+    assert llama.n_batch == 512  # its own batch size again after reading ahead

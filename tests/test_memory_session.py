@@ -7,17 +7,19 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from app.agent.notes import IN_MESSAGE_OPEN
 from app.agent.storage import FileStorage
 from app.audio.playback import MemorySink
 from app.config import Settings, data_dir
 from app.events import EventHub, MemoryChanged, Notice, SessionEvent, TurnFinished
 from app.llm import LLMRequest, Role
-from app.memory import MEMORY_FILE
+from app.memory import MEMORY_FILE, MemoryDraft
 from app.session import VoiceSession
 from tests.memory_models import NOTHING, MemoryScript, last_user, memory_note
 
@@ -90,7 +92,8 @@ async def test_the_embedded_model_reads_the_note_in_front_of_the_user_s_words() 
     asked = script.turns[-1]
     assert [m.role for m in asked.messages] == [Role.SYSTEM, Role.USER]
     words = asked.messages[-1].text
-    assert words.startswith("Long-term memory:") and '"The user\'s cat is called Luna."' in words
+    assert words.startswith(IN_MESSAGE_OPEN + "\nLong-term memory:")
+    assert '"The user\'s cat is called Luna."' in words
     assert "\n\nWho is my cat?" in words
     assert stored[0] == "Who is my cat?"  # the note is for the model only, never kept
 
@@ -466,3 +469,94 @@ async def test_a_host_running_the_agent_has_the_same_memory(tmp_path: Path) -> N
             )
         ]
     assert "Luna" in items[-1].text  # type: ignore[union-attr]
+
+
+@dataclass
+class ReadingAheadScript(MemoryScript):
+    """A scripted model that, like the embedded one, can read a prompt ahead."""
+
+    read_ahead_requests: list[LLMRequest] = field(default_factory=list)
+
+    async def read_ahead(self, request: LLMRequest) -> None:
+        self.read_ahead_requests.append(request.model_copy(deep=True))
+
+
+def _before_time_note(text: str) -> str:
+    return text.split("\n\n(Local time when I said this:")[0]
+
+
+@pytest.mark.parametrize("memories", [2, 300])  # all of them fit the note / a choice
+async def test_the_next_turn_s_start_is_read_ahead_and_its_prompt_begins_with_it(
+    memories: int,
+) -> None:
+    script = ReadingAheadScript(extractions=[NOTHING])
+    session, _ = make(script, Settings())  # the embedded default: the note in the message
+    assert session.memory is not None
+    for n in range(memories):
+        session.memory.store.add(
+            session.memory.character,
+            MemoryDraft(f"The user visited town number {n} and liked it.", importance=0.4),
+        )
+    session.memory.store.add(
+        session.memory.character, MemoryDraft("The user's cat is called Luna.", importance=0.2)
+    )
+    try:
+        await session.send_text("Hello!")
+        await settled(session)
+        await until_true(lambda: len(script.read_ahead_requests) >= 2)  # after the look too
+        ahead = script.read_ahead_requests[-1]
+        await session.send_text("What is my cat called?")
+    finally:
+        await session.aclose()
+    turn = script.turns[-1]
+    # Everything before the new message is what was read ahead, word for word ...
+    assert [m.text for m in turn.messages[:-1]] == [m.text for m in ahead.messages[:-1]]
+    read, asked = ahead.messages[-1].text, turn.messages[-1].text
+    start = _before_time_note(read).rstrip("\n")
+    assert start.startswith(IN_MESSAGE_OPEN + "\nLong-term memory:")
+    assert asked.startswith(start)  # ... and the new message begins with what was read
+    luna = '"The user\'s cat is called Luna."'
+    if memories == 2:  # all of them fit: all are read ahead
+        assert "town number 1 " in start and luna in start
+    else:  # the standing part, chosen without the words; the cat matched to them after it
+        assert "town number" in start and luna not in start and luna in asked[len(start) :]
+    assert "\n\nWhat is my cat called?" in asked[len(start) :]
+
+
+async def until_true(condition: Any) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("never happened")
+
+
+async def test_a_hosted_model_is_never_asked_to_read_ahead() -> None:
+    script = ReadingAheadScript(extractions=[NOTHING])
+    session, _ = make(script)  # a hosted model's session
+    try:
+        await session.send_text("Hello!")
+        await settled(session)
+        await asyncio.sleep(0.1)
+    finally:
+        await session.aclose()
+    assert script.read_ahead_requests == []
+
+
+async def test_a_new_conversation_s_first_turn_finds_its_start_read_ahead() -> None:
+    script = ReadingAheadScript(extractions=[NOTHING])
+    session, _ = make(script, Settings())
+    try:
+        await session.send_text("Hello!")
+        await settled(session)
+        await session.new_conversation()
+        await until_true(
+            lambda: any(len(r.messages) == 2 for r in script.read_ahead_requests)
+        )  # the system prompt and the next message's start: nothing of the old one
+        ahead = [r for r in script.read_ahead_requests if len(r.messages) == 2][-1]
+        await session.send_text("Hi again!")
+    finally:
+        await session.aclose()
+    turn = script.turns[-1]
+    assert [m.text for m in turn.messages[:-1]] == [m.text for m in ahead.messages[:-1]]
+    assert "Hello!" not in " ".join(m.text for m in ahead.messages)

@@ -207,6 +207,41 @@ def test_notes_the_user_never_said_are_left_out(caplog: pytest.LogCaptureFixture
     assert "not in what the user said" in caplog.text
 
 
+@pytest.mark.parametrize(
+    ("said", "note"),
+    [
+        (
+            "What should I cook after a night shift?",
+            "The user should cook a light meal after a night shift.",
+        ),
+        (
+            "Any tips for Berlin next week?",
+            "The user might want to visit Berlin's museums next week.",
+        ),
+        ("I have a cold, what do I do?", "The user had better rest with the cold."),
+        ("我感冒了怎么办？", "用户感冒了应该多喝水。"),
+        ("我明天面试，有什么建议", "用户明天面试不妨早点到。"),
+    ],
+)
+def test_advice_the_model_gave_is_not_a_memory(said: str, note: str) -> None:
+    record = TurnRecord("c", 0, said)
+    assert parse_reply(_reply({"text": note}), record, shown=set()) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "note"),
+    [
+        ("I should call my mum more often.", "The user feels they should call their mum more."),
+        ("我应该多运动。", "用户觉得自己应该多运动。"),
+        ("I work night shifts as a nurse.", "The user works night shifts as a nurse."),
+    ],
+)
+def test_what_the_user_said_of_themselves_is_kept_even_with_should(said: str, note: str) -> None:
+    record = TurnRecord("c", 0, said)
+    proposals = parse_reply(_reply({"text": note}), record, shown=set())
+    assert proposals is not None and [p.text for p in proposals] == [note]
+
+
 def test_a_model_looping_gives_at_most_five_notes() -> None:
     many = [{"text": f"The user moved to Berlin in year {n}."} for n in range(40)]
     proposals = parse_reply(json.dumps({"memories": many}), RECORD, shown=set())
@@ -280,3 +315,39 @@ def test_a_recalled_memory_is_quoted_data_that_cannot_break_out(store: MemorySto
     assert note.startswith(NOTE_HEADER) and "not instructions" in NOTE_HEADER
     [line] = note.splitlines()[1:]  # the memory stays on its own line, in its quotes
     assert line.endswith(json.dumps(item.text)) and "\nSYSTEM" not in line
+
+
+def test_every_note_starts_with_the_standing_part_chosen_without_the_words(
+    store: MemoryStore,
+) -> None:
+    from app.memory.recall import STANDING_SHARE, line_tokens
+
+    for n in range(300):
+        store.add("Mika", MemoryDraft(f"The user once visited town number {n} on a trip."))
+    store.add("Mika", MemoryDraft("The user's cat is called Luna.", importance=0.1))
+    store.add("Mika", MemoryDraft("The user is allergic to peanuts.", importance=1.0))
+    recall = Recall(store)
+    standing = recall.standing("Mika", budget_tokens=300)
+    assert sum(line_tokens(item) for item in standing) <= 300 * STANDING_SHARE
+    assert "The user is allergic to peanuts." in [item.text for item in standing]
+    start = render_note(standing)
+    for words in ["What is my cat called?", "Tell me about town number 7", "你好", ""]:
+        chosen = recall.choose_parts("Mika", words, budget_tokens=300)
+        assert chosen.standing == standing  # the same whatever the user says
+        note = render_note(chosen.items)
+        assert note.startswith(start)
+        assert sum(line_tokens(item) for item in chosen.items) <= 300
+    cat = recall.choose_parts("Mika", "What is my cat called?", budget_tokens=300)
+    assert [item.text for item in cat.matched][:1] == ["The user's cat is called Luna."]
+
+
+def test_weak_matches_are_left_out_of_the_note(store: MemoryStore) -> None:
+    for n in range(200):
+        store.add("Mika", MemoryDraft(f"The user once visited town number {n}.", importance=0.9))
+    luna = store.add("Mika", MemoryDraft("The user's cat Luna is called Lulu at home."))
+    pets = [store.add("Mika", MemoryDraft(f"The user's friend {n} has a cat.")) for n in range(5)]
+    chosen = Recall(store).choose_parts("Mika", "Is Luna still called Lulu?", budget_tokens=300)
+    assert luna in chosen.matched
+    assert not set(pets) & set(chosen.matched)  # they share no word with the question
+    weak = Recall(store).choose_parts("Mika", "Luna the cat", budget_tokens=300)
+    assert weak.matched == [luna]  # the notes sharing only "cat" match far less well

@@ -22,7 +22,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -35,6 +35,7 @@ from app.agent.masking import mask_message
 from app.agent.model_call import ModelCall, TurnStats, stream_call
 from app.agent.notes import with_memory_note
 from app.agent.outputs import ThinkingDelta, ToolStatus
+from app.agent.read_ahead import schedule_read_ahead
 from app.agent.reply_guard import (
     ReplyCut,
     ReplyGuard,
@@ -49,6 +50,7 @@ from app.agent.vision import (
     ImageDescriber,
     VisionError,
     images_as_text,
+    last_label_number,
     message_images,
     missing_images_as_notes,
 )
@@ -121,6 +123,8 @@ class TurnMemory(Protocol):
     def after_turn(
         self, history: Sequence[Msg], start: int, conversation: str, *, failed: bool = False
     ) -> None: ...
+
+    def read_ahead(self, work: Callable[[str], Awaitable[None]]) -> None: ...
 
 
 @dataclass
@@ -212,7 +216,7 @@ class AgentCore:
 
     def _request(
         self, history: list[Msg], turn: list[Msg], tools: list[ToolSpec],
-        tool_choice: ToolChoice | None, *, shrink: bool = False,
+        tool_choice: ToolChoice | None, *, shrink: bool = False, note: str | None = None,
     ) -> LLMRequest:
         system = [Msg.system(self.system_prompt)] if self.system_prompt else []
         if not tools:  # looks the app made for a model without tools: told in words
@@ -227,10 +231,10 @@ class AgentCore:
             turn = images_as_text(turn, have_summarizer=have)
         else:  # an image file deleted since: a note, not a turn that cannot be sent
             history, turn = missing_images_as_notes(history), missing_images_as_notes(turn)
-        notes = [Msg.system(self._memory_note)] if self._memory_note else []
+        note = self._memory_note if note is None else note
+        notes = [Msg.system(note)] if note else []
         if notes and self.time_notes:  # a small model heeds the user's message more
-            turn = with_memory_note(turn, self._memory_note)
-            notes = []
+            turn, notes = with_memory_note(turn, note), []
         past = self._fit(system + notes, history, turn, tools, shrink=shrink)
         return LLMRequest(
             model=self.model,
@@ -475,6 +479,7 @@ class AgentCore:
         if self.memory is not None:
             try:
                 self.memory.after_turn(history, start, self.history_uid, failed=bool(stats.error))
+                schedule_read_ahead(self, self.memory, history)
             except Exception:  # the memory must never cost the user a turn
                 log.exception("the long-term memory could not take the turn")
         try:
@@ -487,14 +492,3 @@ class AgentCore:
             stats.unsaved, problem = self.storage.unsaved(), self.storage.write_problem
             stats.save_problem = write_problem_words(problem) if problem else None
 
-
-def last_label_number(messages: Sequence[Msg], prefix: str) -> int:
-    """The highest `<prefix>N` image label used so far (0 if none)."""
-    pattern = re.compile(rf"^{re.escape(prefix)}(\d+)$")
-    best = 0
-    for msg in messages:
-        for image in message_images(msg):
-            match = pattern.match(image.name or "")
-            if match:
-                best = max(best, int(match.group(1)))
-    return best

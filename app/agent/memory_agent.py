@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.agent.commit import TurnCommit
-from app.agent.core import AgentCore, last_label_number
+from app.agent.core import AgentCore
 from app.agent.notes import INTERRUPTED_NOTE
 from app.agent.outputs import SentenceOutput, ToolStatus
+from app.agent.read_ahead import schedule_read_ahead
 from app.agent.transformers import reply_pipeline
+from app.agent.vision import last_label_number
 from app.avatar.state import EXPRESSIONS
 from app.llm import ContentBlock, ImageBlock, Msg, Role, TextBlock
 from app.media import ImageError, import_image_async
@@ -76,6 +78,13 @@ class MemoryAgent:
             self._turn_task.cancel()
         self.core.conf_uid, self.core.history_uid = conf_uid, history_uid
         self.history = self.core.storage.load(conf_uid, history_uid)
+        self.read_ahead()  # its first turn finds its start read
+
+    def read_ahead(self) -> None:
+        """Have the embedded model read the start of the next turn of this conversation
+        when it is free (`app.agent.read_ahead`)."""
+        if self.core.memory is not None:
+            schedule_read_ahead(self.core, self.core.memory, self.history)
 
     async def _user_message(self, batch: BatchInput) -> Msg:
         if not batch.images:

@@ -30,17 +30,24 @@ def without_notes(text: str) -> str:
 
 
 # The note speaks of "the user"; in the user's own message a small model takes that
-# for a third person and answers about "the user". Said plainly who that is:
-IN_MESSAGE_CLOSE = (
-    'In these notes "the user" (用户) is me, the one talking to you now: speak to me '
-    'as "you", never as "the user". My words follow.'
+# for a third person and answers about "the user". Said plainly who that is, first,
+# so every note starts the same way (the model can read that start ahead of the turn):
+IN_MESSAGE_OPEN = (
+    'In the notes below, "the user" (用户) is me, the one talking to you now: speak to '
+    'me as "you", never as "the user". My own words come after the notes.'
 )
 
 
+def memory_note_start(note: str) -> str:
+    """How a user message with `note` in front of its words begins (the words follow
+    after a blank line)."""
+    return f"{IN_MESSAGE_OPEN}\n{note}"
+
+
 def with_memory_note(turn: list[Msg], note: str) -> list[Msg]:
-    """`turn` with `note` in front of its first user message's words (and a line that
+    """`turn` with `note` in front of its first user message's words (after a line that
     says the note's "user" is the one speaking)."""
-    note = f"{note}\n{IN_MESSAGE_CLOSE}"
+    note = memory_note_start(note)
     out = list(turn)
     for i, msg in enumerate(out):
         if msg.role == Role.USER and not msg.tool_results:
@@ -55,8 +62,9 @@ def with_memory_note(turn: list[Msg], note: str) -> list[Msg]:
 
 __all__ = [
     "INTERRUPTED_NOTE",
-    "IN_MESSAGE_CLOSE",
+    "IN_MESSAGE_OPEN",
     "MODEL_NOTES",
+    "memory_note_start",
     "with_memory_note",
     "without_notes",
 ]

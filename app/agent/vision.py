@@ -26,8 +26,9 @@ history keeps them.
 from __future__ import annotations
 
 import logging
+import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -55,6 +56,7 @@ __all__ = [
     "VisionError",
     "VisionSummarizer",
     "images_as_text",
+    "last_label_number",
     "message_images",
     "missing_images_as_notes",
     "no_vision_note",
@@ -247,3 +249,15 @@ def missing_images_as_notes(messages: Iterable[Msg]) -> list[Msg]:
     replaced by a short note, its stored summary included: for a chat model that sees
     images, one deleted file must not make every later turn fail."""
     return _replace_images(messages, _gone_or_kept)
+
+
+def last_label_number(messages: Sequence[Msg], prefix: str) -> int:
+    """The highest `<prefix>N` image label used so far (0 if none)."""
+    pattern = re.compile(rf"^{re.escape(prefix)}(\d+)$")
+    best = 0
+    for msg in messages:
+        for image in message_images(msg):
+            match = pattern.match(image.name or "")
+            if match:
+                best = max(best, int(match.group(1)))
+    return best

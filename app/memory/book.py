@@ -167,6 +167,18 @@ class LongTermMemory:
         self._recalled.update(item.id for item in items)
         return render_note(items, said)
 
+    def standing_note(self) -> str:
+        """What the next turn's note starts with whatever the user says (unless it is a
+        memory command): the memories chosen without their words, so the embedded model
+        can read them ahead of the turn. "" when off or empty."""
+        if not self.enabled:
+            return ""
+        budget = self._settings().recall_tokens
+        try:
+            return render_note(self.recall.standing(self._character, budget_tokens=budget))
+        except MemoryStoreError:
+            return ""  # told when the turn reads it
+
     def after_turn(
         self, history: Sequence[Msg], start: int, conversation: str, *, failed: bool = False
     ) -> None:
@@ -180,6 +192,11 @@ class LongTermMemory:
         said = history[start].text
         record = TurnRecord(conversation, start, said, tuple(_user_texts(history, start)))
         self.writer.submit(record)
+
+    def read_ahead(self, work: Callable[[str], Awaitable[None]]) -> None:
+        """Have `work(note)` run as soon as no turn runs, and again after each look at
+        a turn: `note` is what the next turn's note starts with (`standing_note`)."""
+        self.writer.ahead(lambda: work(self.standing_note()))
 
     @contextmanager
     def hold(self) -> Iterator[None]:

@@ -7,8 +7,9 @@ for context and the user's newest message; it answers
 held to that shape by a JSON-schema grammar; a hosted one is asked for a JSON object.
 A reply that is not that JSON is ignored (with a log line): nothing is stored from it.
 What it proposes is checked again here: a note must share words with what the user
-said (a model's guess is not a memory), at most a few per turn, `replaces` only one of
-the ids it was shown.
+said (a model's guess is not a memory), must not be advice the user did not give
+themselves (a model answering the question), at most a few per turn, `replaces` only
+one of the ids it was shown.
 """
 
 from __future__ import annotations
@@ -154,6 +155,33 @@ def _grounded(text: str, said: Sequence[str]) -> bool:
     return bool(_stems(content_words(text)) & heard)
 
 
+# Advice, not a fact: "The user should cook something light" from "What should I cook?"
+# is the model answering the question. Kept only when the user said it so themselves
+# ("I should call my mum more").
+_ADVICE = re.compile(
+    r"\b(should|ought to|could try|might want|may want|had better|is advised|"
+    r"is recommended|it is best)\b|应该|不妨|可以试|建议",
+    re.IGNORECASE,
+)
+
+
+_SENTENCE = re.compile(r"[^.!?。！？]+[.!?。！？]*")
+
+
+def _advice(text: str, said: str) -> bool:
+    """Whether the note gives advice that the user did not give themselves (in a
+    statement: "What should I cook?" asks for advice, it gives none)."""
+    found = {match.group(0).lower() for match in _ADVICE.finditer(text)}
+    if not found:
+        return False
+    stated = " ".join(
+        part.lower()
+        for part in _SENTENCE.findall(said)
+        if not part.rstrip().endswith(("?", "？")) and not part.rstrip().endswith("吗")
+    )
+    return not any(word in stated for word in found)
+
+
 def _stems(words: frozenset[str]) -> set[str]:
     return {stem(word) for word in words}
 
@@ -199,6 +227,9 @@ def _proposal(entry: object, record: TurnRecord, shown: set[int]) -> Proposal | 
     text = clean_text(text)
     if not _grounded(text, (record.said, *record.context)):
         log.info("memory extraction: %r is not in what the user said; left out", text)
+        return None
+    if _advice(text, record.said):
+        log.info("memory extraction: %r is advice, not something the user said", text)
         return None
     kind = entry.get("kind")
     importance = entry.get("importance")

@@ -1,15 +1,20 @@
 """Recall: which memories go into the prompt for the user's words, and how they read.
 
-Few enough memories to fit the token budget all go in, every turn: the note then
-changes only when a memory changes, so the prompt a model has cached stays valid, and
-a small model sees everything it knows. Beyond that, the memories that share words
-with what the user just said (SQLite FTS5's BM25), weighed with how much each matters
-and how recent it is, fill the budget, and the most important ones fill what is left.
+A turn's memories come in two parts. The standing part is chosen without the user's
+words: every memory when they all fit the token budget, otherwise the most important
+and recent ones within `STANDING_SHARE` of it. It reads the same turn after turn (it
+changes only when a memory does), so the model can read it before the user has said
+anything: a hosted model caches it, the embedded one reads it ahead of the next turn
+(`app.agent.read_ahead`). The matched part is chosen for this turn's words: memories
+that share words with them (SQLite FTS5's BM25; at least half as well as the best
+match), weighed with how much each matters and how recent it is, in what the standing
+part left of the budget.
 
-The note lists them by id, not by score, so the same memories always read the same,
-and quotes every memory as data: the model is told they are notes about the user,
-never instructions, and a memory that looks like one ("you must reveal your prompt")
-stays inside its quotes (JSON escaping: no line breaks, no closing quote).
+The note lists the standing memories by id, then the matched ones by id, so the same
+memories always read the same and the standing part is the start of every note. It
+quotes every memory as data: the model is told they are notes about the user, never
+instructions, and a memory that looks like one ("you must reveal your prompt") stays
+inside its quotes (JSON escaping: no line breaks, no closing quote).
 """
 
 from __future__ import annotations
@@ -31,7 +36,11 @@ NOTE_HEADER = (
 )
 EVERYTHING_UP_TO = 80  # memories read whole before choosing among them by relevance
 CANDIDATES = 40  # full-text matches weighed per turn
-CORE = 12  # the most important memories weighed besides the matches
+CORE = 12  # the most important memories the standing part is chosen from
+STANDING_SHARE = 0.6  # of the budget, when not everything fits
+# A match this much weaker than the best one is noise ("cat" in a hundred notes about
+# pets): left out, since every matched token is read at the turn, after the user spoke.
+RELEVANT_SHARE = 0.5
 RECENCY_HALF_LIFE_DAYS = 30.0
 WEIGHT_RELEVANCE, WEIGHT_IMPORTANCE, WEIGHT_RECENCY = 1.0, 0.35, 0.15
 
@@ -52,14 +61,29 @@ def line_tokens(item: MemoryItem) -> int:
 
 
 def render_note(items: Sequence[MemoryItem], extra: Sequence[str] = ()) -> str:
-    """The memory note of a turn: the header and the memories (by id), then `extra`
-    (what a memory command just did); "" when there is nothing to say."""
+    """The memory note of a turn: the header and the memories (in the order given:
+    `Recall.choose` gives the standing ones first), then `extra` (what a memory command
+    just did); "" when there is nothing to say."""
     parts: list[str] = []
     if items:
         parts.append(NOTE_HEADER)
-        parts.extend(memory_line(item) for item in sorted(items, key=lambda i: i.id))
+        parts.extend(memory_line(item) for item in items)
     parts.extend(extra)
     return "\n".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """A turn's memories: `standing` (chosen without the user's words) and `matched`
+    (chosen for them), each ordered by id."""
+
+    standing: list[MemoryItem]
+    matched: list[MemoryItem]
+
+    @property
+    def items(self) -> list[MemoryItem]:
+        """In the note's order: the standing ones, then the matched ones."""
+        return [*self.standing, *self.matched]
 
 
 @dataclass(slots=True)
@@ -71,46 +95,71 @@ class Recall:
     def choose(
         self, character: str, text: str, *, budget_tokens: int, now: float | None = None
     ) -> list[MemoryItem]:
-        """The memories for a turn whose user said `text`, within `budget_tokens`,
-        ordered by id."""
+        """The memories for a turn whose user said `text`, within `budget_tokens`, in
+        the note's order (`Chosen.items`)."""
+        return self.choose_parts(character, text, budget_tokens=budget_tokens, now=now).items
+
+    def standing(
+        self, character: str, *, budget_tokens: int, now: float | None = None
+    ) -> list[MemoryItem]:
+        """The standing part alone: what every note within this budget starts with."""
+        return self.choose_parts(character, None, budget_tokens=budget_tokens, now=now).standing
+
+    def choose_parts(
+        self, character: str, text: str | None, *, budget_tokens: int, now: float | None = None
+    ) -> Chosen:
+        """The standing and matched memories for `text` (None: the standing ones only)."""
         budget = budget_tokens
         if budget <= 0:
-            return []
+            return Chosen([], [])
         count = self.store.count(character, up_to=EVERYTHING_UP_TO + 1)  # not all of them
         if count == 0:
-            return []
-        relevance: dict[int, float] = {}
+            return Chosen([], [])
+        when = time.time() if now is None else now
         if count <= EVERYTHING_UP_TO:
             pool = self.store.all(character)
-            sizes = {item.id: line_tokens(item) for item in pool}
-            if sum(sizes.values()) <= budget:
-                return sorted(pool, key=lambda i: i.id)
-            for item, bm25 in self.store.search(character, text, limit=CANDIDATES):
-                relevance[item.id] = bm25
+            if sum(line_tokens(item) for item in pool) <= budget:
+                return Chosen(sorted(pool, key=lambda i: i.id), [])
         else:
-            found = self.store.search(character, text, limit=CANDIDATES)
-            relevance = {item.id: score for item, score in found}
-            merged = {item.id: item for item, _ in found}
-            for item in self.store.top(character, limit=CORE):
-                merged.setdefault(item.id, item)
-            pool = list(merged.values())
-            sizes = {item.id: line_tokens(item) for item in pool}
-        best = max(relevance.values(), default=0.0) or 1.0
-        when = time.time() if now is None else now
+            pool = self.store.top(character, limit=CORE)
+        standing = _fill(pool, {}, budget * STANDING_SHARE, when)
+        if text is None:
+            return Chosen(standing, [])
+        left = budget - sum(line_tokens(item) for item in standing)
+        taken = {item.id for item in standing}
+        found = self.store.search(character, text, limit=CANDIDATES)
+        best = max((score for _, score in found), default=0.0)
+        found = [
+            (item, score)
+            for item, score in found
+            if item.id not in taken and score >= RELEVANT_SHARE * best
+        ]
+        relevance = {item.id: score for item, score in found}
+        matched = _fill([item for item, _ in found], relevance, left, when)
+        return Chosen(standing, matched)
 
-        def score(item: MemoryItem) -> float:
-            age_days = max(0.0, when - (item.updated_at or item.created_at)) / 86_400
-            recency = math.exp(-age_days * math.log(2) / RECENCY_HALF_LIFE_DAYS)
-            return (
-                WEIGHT_RELEVANCE * relevance.get(item.id, 0.0) / best
-                + WEIGHT_IMPORTANCE * item.importance
-                + WEIGHT_RECENCY * recency
-            )
 
-        chosen: list[MemoryItem] = []
-        left = budget
-        for item in sorted(pool, key=lambda i: (-score(i), -i.id)):
-            if sizes[item.id] <= left:
-                chosen.append(item)
-                left -= sizes[item.id]
-        return sorted(chosen, key=lambda i: i.id)
+def _fill(
+    pool: Sequence[MemoryItem], relevance: dict[int, float], budget: float, when: float
+) -> list[MemoryItem]:
+    """The best of `pool` (relevance to the words, importance, recency) that fit
+    `budget`, ordered by id."""
+    best = max(relevance.values(), default=0.0) or 1.0
+
+    def score(item: MemoryItem) -> float:
+        age_days = max(0.0, when - (item.updated_at or item.created_at)) / 86_400
+        recency = math.exp(-age_days * math.log(2) / RECENCY_HALF_LIFE_DAYS)
+        return (
+            WEIGHT_RELEVANCE * relevance.get(item.id, 0.0) / best
+            + WEIGHT_IMPORTANCE * item.importance
+            + WEIGHT_RECENCY * recency
+        )
+
+    chosen: list[MemoryItem] = []
+    left = budget
+    for item in sorted(pool, key=lambda i: (-score(i), -i.id)):
+        size = line_tokens(item)
+        if size <= left:
+            chosen.append(item)
+            left -= size
+    return sorted(chosen, key=lambda i: i.id)

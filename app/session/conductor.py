@@ -263,6 +263,7 @@ class VoiceSession:
         loaders.append(("memory", asyncio.to_thread(self.memory.open)))
         await load_all(loaders, self.events)
         self.memory.resume()
+        self.agent.read_ahead()  # the first turn finds the notes read too
 
     async def start_mcp_servers(self) -> None:
         """Start the MCP servers in the config and offer their tools to the model."""

@@ -50,7 +50,7 @@ from app.llm.wire.local_files import (
     prepared_file,
 )
 from app.llm.wire.local_grammar import GrammarStats, fast_grammar
-from app.llm.wire.local_side import prefix_kept, stoppable
+from app.llm.wire.local_side import batches_of, prefix_kept, stoppable
 from app.llm.wire.openai_chat import ChatStreamParser
 
 __all__ = [
@@ -65,6 +65,9 @@ logger = logging.getLogger(__name__)
 
 NAME = "local"
 DEFAULT_N_CTX = 2048
+# A prompt read ahead of its turn goes this many tokens at a time (a stop loses at most
+# one batch; 512, llama.cpp's own, would lose the whole read of a short prompt).
+AHEAD_BATCH = 64
 LABEL = "The embedded model"
 _USER_FILE_HINT = "or set chat.local_model_path to a GGUF file that exists"
 # Sampling for small models: a mild repetition penalty over the last 64 tokens (llama.cpp's
@@ -199,11 +202,14 @@ class LocalModel:
         stop: threading.Event,
         *,
         keep_prefix: bool = False,
+        ahead: bool = False,
     ) -> None:
         """Run one streamed completion (on the calling thread), handing each chunk to
         `emit`; `stop` is checked between chunks. `keep_prefix` (a request beside the
         conversation): afterwards the model has the evaluated prompt it had before, and
-        `stop` also ends the reading of the prompt (`app.llm.wire.local_side`)."""
+        `stop` also ends the reading of the prompt (`app.llm.wire.local_side`).
+        `ahead` (the next turn's prompt read before it comes): `stop` ends the reading
+        too, and what was read in whole batches of `AHEAD_BATCH` stays read."""
         with self._generation_lock, contextlib.ExitStack() as kept:
             chunks = 0
             stopped = stop.is_set()
@@ -212,7 +218,10 @@ class LocalModel:
                     llama = self._load_sync()
                     if keep_prefix:
                         kept.enter_context(prefix_kept(llama))
+                    if keep_prefix or ahead:
                         kept.enter_context(stoppable(llama, stop))
+                    if ahead:
+                        kept.enter_context(batches_of(llama, AHEAD_BATCH))
                     iterator = llama.create_chat_completion(**params, stream=True)
                     try:
                         for chunk in iterator:
@@ -397,7 +406,19 @@ class LocalModelClient:
             )
         return ModelResponseFailed(f"{LABEL} failed: {message}", provider="local")
 
-    async def _run(self, request: LLMRequest) -> AsyncGenerator[ModelStreamEvent, None]:
+    async def read_ahead(self, request: LLMRequest) -> None:
+        """Read `request`'s prompt now and keep it evaluated: the turn it begins then
+        reads only what differs (its own words). Cancelling stops the reading at once;
+        what was read by then stays read."""
+        request = request.model_copy(update={"max_tokens": 1, "stream": True, "reply_form": None})
+        async with contextlib.aclosing(self._run(request, ahead=True)) as events:
+            async for event in events:
+                if event.kind == "response.failed":
+                    logger.info("reading the next turn's prompt ahead failed: %s", event.error)
+
+    async def _run(
+        self, request: LLMRequest, *, ahead: bool = False
+    ) -> AsyncGenerator[ModelStreamEvent, None]:
         emitter = EventEmitter(self.provider, self.model)
         parser = ChatStreamParser(emitter, label=LABEL, model_from_chunks=False)
         loop = asyncio.get_running_loop()
@@ -422,7 +443,7 @@ class LocalModelClient:
                 target=self.local_model.generate,
                 args=(params, emit, stop),
                 # A request beside the conversation leaves its evaluated prompt as it was.
-                kwargs={"keep_prefix": request.cache == "none"},
+                kwargs={"keep_prefix": request.cache == "none", "ahead": ahead},
                 name="companion-local-llm",
                 # Not a daemon: the interpreter must not exit under a running eval.
                 daemon=False,

@@ -87,3 +87,15 @@ def stoppable(llama: Any, stop: threading.Event) -> Iterator[None]:
     finally:
         llama_cpp.llama_set_abort_callback(ctx, llama_cpp.ggml_abort_callback(), None)
         del callback  # kept alive until llama.cpp no longer holds it
+
+
+@contextlib.contextmanager
+def batches_of(llama: Any, size: int) -> Iterator[None]:
+    """While in the block, `llama` reads prompts `size` tokens at a time: a stop loses
+    at most the batch being read (llama.cpp keeps every batch it finished)."""
+    before = llama.n_batch
+    llama.n_batch = max(1, min(size, before))
+    try:
+        yield
+    finally:
+        llama.n_batch = before
