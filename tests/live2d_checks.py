@@ -201,6 +201,48 @@ def events(model: Live2DModel, app: QApplication, **_: Any) -> dict[str, Any]:
     }
 
 
+def frame_rates(model: Live2DModel, app: QApplication, **_: Any) -> dict[str, Any]:
+    """The avatar's frame interval: idle (only the slow motion), talking, after a new
+    face, after a tap, and idle again; and the frames painted while idle."""
+    from app.ui import MainWindow
+
+    window = MainWindow(_session(model))
+    window.show()
+    avatar = window.avatar
+    seen: dict[str, Any] = {}
+    spin(app, 1.5)
+    seen["idle"] = avatar._timer.interval()
+    painted = [0]
+    paint = avatar.paintEvent
+
+    def counting(event: Any) -> None:
+        painted[0] += 1
+        paint(event)
+
+    avatar.paintEvent = counting  # type: ignore[method-assign]
+    spin(app, 2.0)
+    avatar.paintEvent = paint  # type: ignore[method-assign]
+    seen["idle_painted"] = painted[0]
+    for _ in range(10):
+        window.present(MouthLevel(0.7))
+        spin(app, 0.03)
+    seen["talking"] = avatar._timer.interval()
+    window.present(MouthLevel(0.0))
+    spin(app, 1.5)
+    seen["after_talking"] = avatar._timer.interval()
+    window.present(ExpressionChanged("joy", 1.0))
+    spin(app, 0.1)
+    seen["new_face"] = avatar._timer.interval()
+    spin(app, 1.5)
+    seen["after_new_face"] = avatar._timer.interval()
+    face = avatar.live2d
+    assert face is not None
+    seen["tapped"] = face.scene.puppet.tap()
+    spin(app, 0.2)
+    seen["tap"] = avatar._timer.interval()
+    return seen
+
+
 def no_opengl(model: Live2DModel, app: QApplication, **_: Any) -> dict[str, Any]:
     """Without OpenGL the window shows the sprites and says why, once."""
     from app.ui import MainWindow
@@ -269,6 +311,7 @@ def saved_settings(model: Live2DModel, app: QApplication, **_: Any) -> dict[str,
 CASES: dict[str, Callable[..., dict[str, Any]]] = {
     "saved_settings": saved_settings,
     "frames": frames,
+    "frame_rates": frame_rates,
     "window_and_pet": window_and_pet,
     "events": events,
     "no_opengl": no_opengl,

@@ -225,6 +225,22 @@ def test_the_sessions_events_move_the_model(model: Path, data: Path, display: st
     assert seen["taps"] == 1
 
 
+def test_an_idle_model_is_drawn_less_often_and_moving_at_its_full_rate(
+    model: Path, data: Path, display: str
+) -> None:
+    from app.ui.avatar_widget import LIVE2D_IDLE_FRAME_MS
+
+    seen = check("frame_rates", model, data, display)
+    full = round(1000 / 30)
+    assert seen["idle"] == LIVE2D_IDLE_FRAME_MS > full  # only the idle motion moves
+    assert seen["idle_painted"] <= 2000 / LIVE2D_IDLE_FRAME_MS + 3  # not 60 in 2 s
+    assert seen["talking"] == full
+    assert seen["after_talking"] == LIVE2D_IDLE_FRAME_MS
+    assert seen["new_face"] == full and seen["after_new_face"] == LIVE2D_IDLE_FRAME_MS
+    if seen["tapped"]:  # the fixture has a Tap motion
+        assert seen["tap"] == full
+
+
 def test_without_opengl_the_window_shows_the_sprites_and_says_why(model: Path, data: Path) -> None:
     seen = check("no_opengl", model, data, None)
     assert not seen["live2d"]

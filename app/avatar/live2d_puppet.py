@@ -19,6 +19,8 @@ __all__ = ["FADE_S", "CubismModel", "Live2DPuppet"]
 
 FADE_S = 0.3  # a preset fades in (and the previous one out) over this long
 LOOK_S = 0.15  # the gaze follows its target with this time constant
+TAP_MOVING_S = 3.0  # a Tap motion counts as quick movement this long (most last 1-3 s)
+SETTLED_LOOK = 0.01  # a gaze this close to its target has arrived
 MOTION_IDLE, MOTION_NORMAL = 1, 2  # live2d-py's priorities: a tap interrupts the idle loop
 
 # Where a look goes, per parameter (Cubism 3+ name first): degrees of head turn, or the
@@ -93,6 +95,7 @@ class Live2DPuppet:
             if animate and new not in parameters and old in parameters
         ]
         self._clock = 0.0
+        self._tap_until = 0.0
         self._look_ids = [
             (next((i for i in ids if i in model.facts.parameters), None), kx, ky, kxy)
             for ids, kx, ky, kxy in _LOOK
@@ -135,7 +138,23 @@ class Live2DPuppet:
             return False
         self.cubism.StartRandomMotion(self._tap, MOTION_NORMAL)
         self.taps += 1
+        self._tap_until = self._clock + TAP_MOVING_S
         return True
+
+    @property
+    def settled(self) -> bool:
+        """Only the slow movement is left: the idle motion, blink and breath. No face
+        fading in, no gaze on its way, the mouth shut, no Tap motion playing (the avatar
+        then draws fewer frames: `app.ui.avatar_widget`)."""
+        look = max(
+            abs(now - target) for now, target in zip(self._look, self._look_target, strict=True)
+        )
+        return (
+            self._fade >= 1.0
+            and look < SETTLED_LOOK
+            and self._mouth == 0.0
+            and self._clock >= self._tap_until
+        )
 
     def place(self, scale: float, x: float, y: float) -> None:
         """How big, and where (in view units, up and right positive), the model is drawn."""
