@@ -177,3 +177,29 @@ def test_chat_with_the_embedded_model_remembers_across_commands() -> None:
     (uid,) = history().list_histories(CONF_UID)
     users = [m.text for m in history().load(CONF_UID, uid) if m.role == Role.USER]
     assert users == ["My cat is called Tom.", "What is my cat called?"]
+
+
+@pytest.mark.slow
+@pytest.mark.memory_learning
+def test_a_fact_told_to_chat_is_known_in_a_new_conversation() -> None:
+    """A one-turn command has no quiet time after its turn: it looks at the turn for
+    the long-term memory as it closes (it used to give up after 8 s, before the
+    embedded model had answered), so the next conversation knows."""
+    import sqlite3
+
+    told = companion(
+        "chat", "--conversation", "new", "--text", "My cat is called Luna.", timeout=400
+    )
+    assert told.returncode == 0, told.stderr
+    with sqlite3.connect(Path(os.environ["COMPANION_DATA_DIR"]) / "memory.sqlite3") as db:
+        kept = [text for (text,) in db.execute("SELECT text FROM memories")]
+        pending = db.execute("SELECT count(*) FROM pending_turns").fetchone()[0]
+    assert any("luna" in text.lower() for text in kept), kept
+    assert pending == 0
+    asked = companion(
+        "chat", "--conversation", "new", "--json", "--text", "What is my cat called?",
+        timeout=400,
+    )
+    assert asked.returncode == 0, asked.stderr
+    reply = " ".join(s["text"] for s in json.loads(asked.stdout)["sentences"])
+    assert "luna" in reply.lower()

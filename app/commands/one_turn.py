@@ -67,6 +67,10 @@ def check_out_path(out: Path | None) -> str | None:
 
 
 TurnStarter = Callable[[Any], Awaitable[Any]]
+# A one-turn command has no quiet time after its turn: closing waits this long for the
+# memory to look at it (one extraction takes ~10 s with the embedded 1.5B model on two
+# cores; the window's 8 s limit left every `companion chat` turn unlearned).
+ONE_TURN_MEMORY_WAIT_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,13 +95,12 @@ def run_headless_turn(settings: Any, start: TurnStarter, report: Report) -> int:
 async def _turn(settings: Any, start: TurnStarter, report: Report) -> int:
     from app.agent.storage import FileStorage, InMemoryStorage
     from app.audio.playback import MemorySink
-    from app.audio.wav import AudioFileError, write_wav
     from app.config import data_dir
     from app.events import EventHub, Notice
     from app.llm.errors import ProviderError
     from app.session import VoiceSession
 
-    conversation, out = report.conversation, report.out
+    conversation = report.conversation
     storage: Any = InMemoryStorage()
     uid = None
     if conversation is not None:
@@ -133,9 +136,20 @@ async def _turn(settings: Any, start: TurnStarter, report: Report) -> int:
         except Refused as exc:
             return fail(str(exc))
         uid = session.conversation_id if conversation is not None else None
+        # Told before closing: the close then gives the memory its time to look at
+        # the turn (its only chance in a one-turn command) while the user reads.
+        return _tell(result, settings, sink, report, load_ms=load_ms, uid=uid)
     finally:
-        await session.aclose()
-    out_error = None
+        await session.aclose(memory_wait_s=ONE_TURN_MEMORY_WAIT_S)
+
+
+def _tell(
+    result: Any, settings: Any, sink: Any, report: Report, *, load_ms: float, uid: str | None
+) -> int:
+    """Write the reply's audio, print the turn; the exit code."""
+    from app.audio.wav import AudioFileError, write_wav
+
+    out, out_error = report.out, None
     if out is not None and sink.sample_rate:
         try:
             write_wav(out, sink.pcm, sink.sample_rate)
@@ -148,9 +162,10 @@ async def _turn(settings: Any, start: TurnStarter, report: Report) -> int:
             round(len(sink.pcm) / 2 / sink.sample_rate, 2) if sink.sample_rate else 0
         )
     if report.as_json:
-        print(json.dumps(doc, ensure_ascii=False, indent=2))
+        print(json.dumps(doc, ensure_ascii=False, indent=2), flush=True)
     else:
         print_turn(doc, spoken=report.spoken)
+        sys.stdout.flush()
     if out_error:
         return fail(out_error)
     return exit_code(result, quiet=report.as_json, spoken=report.spoken)

@@ -284,7 +284,9 @@ class VoiceSession:
         self._vts_unsubscribe = self.events.subscribe(bridge.handle)
         self._spawn(bridge.run(), "vtube-studio")
 
-    async def aclose(self) -> None:
+    async def aclose(self, *, memory_wait_s: float | None = None) -> None:
+        """Stop everything; the turns queued for the memory are looked at for up to
+        `memory_wait_s` first (default `app.memory.writer.CLOSE_WAIT_S`)."""
         if self._closed:
             return
         self._closed = self._supervisor.closing = True
@@ -305,7 +307,7 @@ class VoiceSession:
         self._grabber.close()
         self.captures.refuse_all()
         with contextlib.suppress(Exception):  # before the model goes: it may be asked
-            await self.memory.aclose()
+            await self.memory.aclose(*(() if memory_wait_s is None else (memory_wait_s,)))
         for client in (self.provider, self._vision_client):
             close = getattr(client, "aclose", None)
             if callable(close):
