@@ -32,11 +32,40 @@ def test_a_sentence_that_plainly_goes_on_does_not_sound_finished(text: str) -> N
         "Can you tell me a joke?",
         "Thanks. That was really helpful.",
         "Please turn the music down a little.",
-        "Can you help me with?",  # the recognizer closed it: nothing plainly goes on
         "Play some music",  # no punctuation, but nothing says it goes on either
     ],
 )
 def test_a_sentence_with_nothing_left_open_sounds_finished(text: str) -> None:
+    assert sounds_finished(text, "en") is True
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can you help me with?",  # the recognizer closes what it hears, pause or not
+        "Could you tell me about?",
+        "I was looking at.",
+        "We should talk after.",
+        "Thanks. Now can you search for?",  # the last sentence counts
+        "I'm so tired of working with!",
+    ],
+)
+def test_a_preposition_with_nothing_before_it_to_point_to_still_goes_on(text: str) -> None:
+    assert sounds_finished(text, "en") is False
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What can you help me with?",
+        "Where are you from?",
+        "Who did you go with?",
+        "Can you help me with this? What is it about?",
+        "That's the song that I was telling you about.",
+        "Which one are you looking at?",
+    ],
+)
+def test_a_preposition_whose_object_came_first_ends_a_sentence(text: str) -> None:
     assert sounds_finished(text, "en") is True
 
 

@@ -26,7 +26,7 @@ _NEVER_LAST = _word_set(
     "to of i"
 )
 # Words a sentence seldom ends on: unfinished when the recognizer did not close the
-# sentence either ("what I really want is", "can you help me with").
+# sentence either ("what I really want is", "so the answer could be").
 _SELDOM_LAST = _word_set(
     "about above across after against along among around at before behind below "
     "between by during for from into like near onto through toward towards under "
@@ -34,6 +34,21 @@ _SELDOM_LAST = _word_set(
     "why how that so then also just really very is are was were am be been being "
     "can could would should will shall may might must do does did have has had "
     "we they he she you it me some any"
+)
+# Prepositions that end a finished sentence only when what they point to came first:
+# a question or clause opened by a wh-word or "that" ("What can you help me with?",
+# "the song that I told you about"). Without one ("Can you help me with?", "I was
+# looking at.") the object is still to come, whatever punctuation the recognizer put
+# there; a relative clause without "that" ("the song I told you about") waits for the
+# longest silence too, as a doubtful ending does.
+_STRANDABLE = _word_set(
+    "about above across after against along among around at before behind below "
+    "between by during for from into like near of onto through toward towards under "
+    "until upon with within without"
+)
+_FRONTED = _word_set(
+    "what which who whom whose where when why how whatever whichever whoever "
+    "wherever that"
 )
 _OPEN_ENDINGS = ("...", "…", ",", ":", ";", "-", "—", "–")
 _CLOSED_ENDINGS = (".", "?", "!", "。", "？", "！")
@@ -68,8 +83,17 @@ def sounds_finished(text: str, language: str | None) -> bool | None:
     last = spoken[-1]
     if last in _NEVER_LAST:
         return False
+    if last in _STRANDABLE and not _FRONTED.intersection(words(_last_sentence(stripped))[:-1]):
+        return False
     closed = stripped.endswith(_CLOSED_ENDINGS)
     return closed or last not in _SELDOM_LAST
+
+
+def _last_sentence(text: str) -> str:
+    """The last sentence of `text` (the one a turn ends on)."""
+    body = text.rstrip("".join(_CLOSED_ENDINGS) + " ")
+    cut = max(body.rfind(mark) for mark in _CLOSED_ENDINGS)
+    return body[cut + 1 :]
 
 
 def is_backchannel(text: str) -> bool:
