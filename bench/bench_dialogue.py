@@ -374,12 +374,14 @@ def grammar_figures(model_path: Path, expressions: tuple[str, ...]) -> None:
     from llama_cpp import Llama, LlamaGrammar
 
     from app.llm.reply_form import ReplyForm, reply_grammar
+    from app.llm.wire.llama_cpu import safe_model_params
     from app.llm.wire.local_grammar import fast_grammar
 
     grammar_text = reply_grammar(ReplyForm(tags=expressions, max_sentences=3))
     grammar = LlamaGrammar.from_string(grammar_text, verbose=False)
-    plain = Llama(model_path=str(model_path), n_ctx=2048, n_threads=2, verbose=False)
-    fast = Llama(model_path=str(model_path), n_ctx=2048, n_threads=2, verbose=False)
+    with safe_model_params():
+        plain = Llama(model_path=str(model_path), n_ctx=2048, n_threads=2, verbose=False)
+        fast = Llama(model_path=str(model_path), n_ctx=2048, n_threads=2, verbose=False)
     stats = fast_grammar(fast)
     system = "You are Mika, a cheerful companion. Start with a tag, then one to three sentences."
     prompts = ["Tell me about the moon.", "What do you like to do?", "Tell me a story.", "你好！"]

@@ -57,6 +57,15 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# `python -m llama_cpp.server`, with the model parameters the app itself loads with on
+# this CPU (`app.llm.wire.llama_cpu`: on an AMX build the default ones crash).
+SERVE = (
+    "import runpy; from app.llm.wire.llama_cpu import always_safe_model_params; "
+    "always_safe_model_params(); "
+    "runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)"
+)
+
+
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`python -m llama_cpp.server` with the embedded GGUF, for this module's tests.
@@ -77,8 +86,8 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                "llama_cpp.server",
+                "-c",
+                SERVE,
                 "--model",
                 str(gguf),
                 "--model_alias",

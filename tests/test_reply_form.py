@@ -129,10 +129,12 @@ async def test_the_real_model_answers_in_form_whatever_it_is_asked(prompt: str) 
 def _small_llama() -> object:
     from llama_cpp import Llama
 
+    from app.llm.wire.llama_cpu import safe_model_params
     from app.llm.wire.local_files import SMALL_EMBEDDED, embedded_model, prepare_model
 
     path = prepare_model(embedded_model(SMALL_EMBEDDED))
-    return Llama(model_path=str(path), n_ctx=512, n_threads=2, verbose=False)
+    with safe_model_params():
+        return Llama(model_path=str(path), n_ctx=512, n_threads=2, verbose=False)
 
 
 def _say(llama: object, grammar: object, prompt: str, temperature: float = 0.0) -> str:

@@ -39,6 +39,7 @@ from app.llm.request import LLMRequest, estimate_input_tokens, require_stream_fl
 from app.llm.response import LLMResponse
 from app.llm.routing import ModelRoute
 from app.llm.transform import prepare_messages
+from app.llm.wire.llama_cpu import safe_model_params
 from app.llm.wire.local_files import (
     DEFAULT_EMBEDDED,
     SMALL_EMBEDDED,
@@ -119,6 +120,7 @@ class LocalModel:
         self.n_threads = n_threads or os.cpu_count() or 1
         self.n_ctx = n_ctx or DEFAULT_N_CTX
         self._llama: Any = None
+        self.cpu_guarded = False  # loaded with `llama_cpu.safe_model_params` changes
         self._load_lock = threading.Lock()
         self._generation_lock = threading.Lock()
         # What the last generation did, for tests and diagnostics.
@@ -157,12 +159,13 @@ class LocalModel:
                 if progress is not None:
                     progress("loading", 0, 1)
                 try:
-                    self._llama = Llama(
-                        model_path=str(self.path),
-                        n_ctx=self.n_ctx,
-                        n_threads=self.n_threads,
-                        verbose=False,
-                    )
+                    with safe_model_params() as guarded:
+                        self._llama = Llama(
+                            model_path=str(self.path),
+                            n_ctx=self.n_ctx,
+                            n_threads=self.n_threads,
+                            verbose=False,
+                        )
                 except (ValueError, RuntimeError) as exc:
                     raise ModelNotInstalledError(
                         f"The chat model file {self.path} could not be loaded ({exc}). "
@@ -171,7 +174,12 @@ class LocalModel:
                     ) from None
                 # The reply's grammar checks the likeliest candidates, not all of them.
                 self.grammar_stats = fast_grammar(self._llama)
-                logger.info("Loaded the embedded chat model %s", self.path.name)
+                self.cpu_guarded = guarded
+                logger.info(
+                    "Loaded the embedded chat model %s%s",
+                    self.path.name,
+                    " (plain CPU buffers: this llama.cpp has AMX)" if guarded else "",
+                )
             return self._llama
 
     def forget_prefix(self) -> None:
