@@ -25,17 +25,7 @@ _NEVER_LAST = _word_set(
     "and but or nor because if whether although though unless than "
     "to of i"
 )
-# Words a sentence seldom ends on: unfinished when the recognizer did not close the
-# sentence either ("what I really want is", "so the answer could be").
-_SELDOM_LAST = _word_set(
-    "about above across after against along among around at before behind below "
-    "between by during for from into like near onto through toward towards under "
-    "until upon with within without as since while when where which who whom whose what "
-    "why how that so then also just really very is are was were am be been being "
-    "can could would should will shall may might must do does did have has had "
-    "we they he she you it me some any"
-)
-# Prepositions that end a finished sentence only when what they point to came first:
+# Prepositions. Each ends a finished sentence only when what it points to came first:
 # a question or clause opened by a wh-word or "that" ("What can you help me with?",
 # "the song that I told you about"). Without one ("Can you help me with?", "I was
 # looking at.") the object is still to come, whatever punctuation the recognizer put
@@ -43,8 +33,16 @@ _SELDOM_LAST = _word_set(
 # longest silence too, as a doubtful ending does.
 _STRANDABLE = _word_set(
     "about above across after against along among around at before behind below "
-    "between by during for from into like near of onto through toward towards under "
+    "between by during for from into like near onto through toward towards under "
     "until upon with within without"
+)
+# Words a sentence seldom ends on: unfinished when the recognizer did not close the
+# sentence either ("what I really want is", "so the answer could be").
+_SELDOM_LAST = _STRANDABLE | _word_set(
+    "as since while when where which who whom whose what "
+    "why how that so then also just really very is are was were am be been being "
+    "can could would should will shall may might must do does did have has had "
+    "we they he she you it me some any"
 )
 _FRONTED = _word_set(
     "what which who whom whose where when why how whatever whichever whoever "
