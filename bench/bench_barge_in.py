@@ -266,12 +266,7 @@ async def session_run(
         try:
             await asyncio.wait_for(session.send_text("Tell me about the sea"), 60)
             async with asyncio.timeout(120):
-                while (
-                    not any(isinstance(e, TurnFinished) for e in seen)
-                    or session.busy
-                    or session.barge.pending
-                    or any(t.get_name() in ("barge-in", "voice-turn") for t in session._tasks)
-                ):
+                while not any(isinstance(e, TurnFinished) for e in seen) or session.host.working:
                     await asyncio.sleep(0.05)
         finally:
             await session.aclose()

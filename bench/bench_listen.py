@@ -144,16 +144,14 @@ async def listen_cpu(
     await session.listen(ChunkListSource(room_chunks(0.5, noise_dbfs)))
     cpu0, wall0 = time.process_time(), time.perf_counter()
     await session.listen(ChunkListSource(chunks, realtime=True))
-    while session.user_turns.pending or session.busy:  # the last turn's words, if any
-        await asyncio.sleep(0.05)
+    await session.host.until_idle()  # the last turn's words, if any
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    taking = session.listener.taking
-    heard = taking.hearing if taking is not None else None
+    figures = session.host.figures()
     done = {
-        "transcriptions": float(heard.calls if heard is not None else 0),
-        "transcribing_s": heard.busy_s if heard is not None else 0.0,
-        "turn_model_calls": float(taking.questions if taking is not None else 0),
-        "turns": float(session.turns.turn_ids),
+        "transcriptions": float(figures.transcriptions),
+        "transcribing_s": figures.transcribing_s,
+        "turn_model_calls": float(figures.turn_model_calls),
+        "turns": float(figures.turns),
     }
     await session.aclose()
     listening.SileroVad = SileroVad  # type: ignore[misc]

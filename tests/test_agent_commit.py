@@ -103,3 +103,26 @@ async def test_memory_agent_held_reply_streams_sentences_and_records_after_confi
     commit.confirm()
     assert [m.text for m in agent.history] == ["hi", "Hello there. How are you?"]
     assert [m.text for m in storage.load("c", core.history_uid)] == [m.text for m in agent.history]
+
+
+async def test_a_held_reply_waiting_for_what_was_heard_is_recorded_once_both_came() -> None:
+    core, _, storage = make_core([Step(text=["Sure", ", here you go."])])
+    agent = MemoryAgent(core)
+    commit = TurnCommit(until_heard=True)  # a speculative reply a spoken turn will use
+    [s async for s in agent.chat(BatchInput(["hi"]), commit=commit)]
+    commit.settle(None)  # all of it was heard, but the turn is not confirmed yet
+    assert agent.history == [] and storage.load("c", core.history_uid) == []
+    commit.confirm()
+    assert [m.text for m in agent.history] == ["hi", "Sure, here you go."]
+    assert storage.load("c", core.history_uid) == agent.history
+
+
+async def test_a_discarded_reply_is_never_recorded_whatever_is_settled() -> None:
+    core, _, storage = make_core([Step(text=["Sure."])])
+    agent = MemoryAgent(core)
+    commit = TurnCommit(until_heard=True)
+    [s async for s in agent.chat(BatchInput(["hi"]), commit=commit)]
+    commit.discard()
+    commit.settle(None)
+    commit.confirm()
+    assert agent.history == [] and storage.load("c", core.history_uid) == []

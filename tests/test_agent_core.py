@@ -189,7 +189,8 @@ async def test_a_tool_call_runs_and_the_model_answers_with_its_result() -> None:
         [Step(text=["Let me check."], calls=[call("get_clock")]), Step(text=["It is 12:34."])],
         tools=[clock],
     )
-    out = await run(core, [], "what time is it?")
+    turn = core.run_turn([], Msg.user("what time is it?"))
+    out = [item async for item in turn]
     assert out == ["Let me check.", ToolStatus("get_clock", "[🔧 get_clock]"), "It is 12:34."]
     assert len(provider.requests) == 2
     assert provider.requests[0].tools[0].name == "get_clock"
@@ -203,7 +204,7 @@ async def test_a_tool_call_runs_and_the_model_answers_with_its_result() -> None:
     saved = storage.load("c", core.history_uid)
     assert [m.role for m in saved] == ["user", "assistant", "tool", "assistant"]
     assert saved[-1].text == "It is 12:34."
-    assert core.last_stats.tool_rounds == 1 and core.last_stats.model_calls == 2
+    assert turn.outcome.tool_rounds == 1 and turn.outcome.model_calls == 2
 
 
 async def test_tool_calls_of_one_round_run_concurrently() -> None:

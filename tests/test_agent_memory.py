@@ -1,9 +1,11 @@
-"""MemoryAgent: interruption (mid-sentence, mid-tool-call, between sentences), the
-generation counter, resuming a conversation and user images."""
+"""MemoryAgent: interruption (mid-sentence, mid-tool-call, between sentences) and a turn
+recorded once, as heard; resuming a conversation and user images."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from PIL import Image
 
 from app.agent import BatchInput, FileStorage, InMemoryStorage, MemoryAgent, SentenceOutput
+from app.agent.commit import TurnCommit
 from app.agent.memory_agent import INTERRUPTED_NOTE
 from app.agent.outputs import ToolStatus
 from app.agent.tools import ToolContext
@@ -18,9 +21,26 @@ from app.llm import Msg
 from tests.test_agent_core import Nothing, Step, call, make_core, tool
 
 
-async def first_item(agent: MemoryAgent, text: str, received: list[object]) -> None:
-    async for item in agent.chat(BatchInput([text])):
+async def first_item(
+    agent: MemoryAgent, text: str, received: list[object], commit: TurnCommit | None = None
+) -> None:
+    async for item in agent.chat(BatchInput([text]), commit=commit):
         received.append(item)
+
+
+def until_heard() -> TurnCommit:
+    """A commit as a spoken turn makes one: its turn is recorded once what the user
+    heard of the reply is known."""
+    return TurnCommit(held=False, until_heard=True)
+
+
+async def cut_off(task: asyncio.Task[None], commit: TurnCommit, heard: str) -> None:
+    """What the session does when the user cuts the reply off: it cancels the turn's
+    task, then says what was heard."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.wait_for(task, 5)
+    commit.settle(heard)
 
 
 async def wait_for(predicate: object, timeout: float = 5.0) -> None:
@@ -47,10 +67,10 @@ async def test_interrupted_mid_sentence_keeps_exactly_what_was_heard(tmp_path: P
     core, provider, _ = make_core([Step(text=pieces, delay=0.05)], storage=storage)  # type: ignore[arg-type]
     agent = MemoryAgent(core)
     received: list[object] = []
-    turn = asyncio.create_task(first_item(agent, "tell me", received))
+    commit = until_heard()
+    turn = asyncio.create_task(first_item(agent, "tell me", received, commit))
     await wait_for(lambda: received)
-    agent.handle_interrupt("First sentence here.")
-    await asyncio.wait_for(turn, 5)
+    await cut_off(turn, commit, "First sentence here.")
     # Nothing of the cancelled turn reached the caller after the interruption.
     assert [s.display_text for s in received] == ["First sentence here."]  # type: ignore[attr-defined]
     for stored in (agent.history, storage.load("c", core.history_uid)):
@@ -64,16 +84,59 @@ async def test_interrupted_mid_sentence_keeps_exactly_what_was_heard(tmp_path: P
     assert INTERRUPTED_NOTE in sent[-2].text and sent[-1].text == "go on"
 
 
+async def test_an_interrupted_turn_is_written_to_the_history_file_once_as_heard(
+    tmp_path: Path,
+) -> None:
+    pieces = ["First sentence here. ", "Second ", "sentence ", "is ", "never ", "finished", "."]
+    storage = FileStorage(tmp_path)
+    core, _, _ = make_core([Step(text=pieces, delay=0.05)], storage=storage)  # type: ignore[arg-type]
+    agent = MemoryAgent(core)
+    received: list[object] = []
+    commit = until_heard()
+    turn = asyncio.create_task(first_item(agent, "tell me", received, commit))
+    await wait_for(lambda: received)
+    await cut_off(turn, commit, "First sentence here.")
+    lines = (tmp_path / "c" / f"{core.history_uid}.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    # Two messages added, nothing amended or rewritten: the reply's line already holds
+    # what was heard.
+    assert [r["op"] for r in records] == ["add", "add"]
+    reply = Msg.model_validate(records[-1]["msg"])
+    assert reply.text == f"First sentence here.\n{INTERRUPTED_NOTE}"
+    assert reply.metadata["interrupted"] is True
+    assert reply.metadata["heard"] == "First sentence here."
+    assert storage.load("c", core.history_uid)[-1] == reply
+    commit.settle(None)  # a later settling changes nothing
+    assert len((tmp_path / "c" / f"{core.history_uid}.jsonl").read_text().splitlines()) == 2
+
+
+async def test_a_reply_heard_before_its_turn_wound_down_is_recorded_when_it_has() -> None:
+    core, _, storage = make_core([Step(text=["One. ", "Two. ", "Three."], delay=0.1)])
+    agent = MemoryAgent(core)
+    received: list[object] = []
+    commit = until_heard()
+    turn = asyncio.create_task(first_item(agent, "count", received, commit))
+    await wait_for(lambda: received)
+    turn.cancel()
+    commit.settle("One.")  # what was heard is known before the turn has ended
+    assert storage.load("c", core.history_uid) == []
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.wait_for(turn, 5)
+    saved = storage.load("c", core.history_uid)
+    assert [m.text for m in saved] == ["count", f"One.\n{INTERRUPTED_NOTE}"]
+    assert agent.history == saved
+
+
 async def test_interrupted_between_sentences_stops_before_the_next_one() -> None:
     core, _, storage = make_core(
         [Step(text=["One. ", "Two.", "", "", "", "Three. ", "Four."], delay=0.1)]
     )
     agent = MemoryAgent(core)
     received: list[object] = []
-    turn = asyncio.create_task(first_item(agent, "count", received))
+    commit = until_heard()
+    turn = asyncio.create_task(first_item(agent, "count", received, commit))
     await wait_for(lambda: len(received) >= 1)
-    agent.handle_interrupt("One.")
-    await asyncio.wait_for(turn, 5)
+    await cut_off(turn, commit, "One.")
     assert all("Three" not in s.display_text for s in received)  # type: ignore[attr-defined]
     saved = storage.load("c", core.history_uid)
     assert saved[-1].text == f"One.\n{INTERRUPTED_NOTE}"
@@ -96,10 +159,10 @@ async def test_interrupted_mid_tool_call_cancels_the_tool() -> None:
     )
     agent = MemoryAgent(core)
     received: list[object] = []
-    turn = asyncio.create_task(first_item(agent, "check it", received))
+    commit = until_heard()
+    turn = asyncio.create_task(first_item(agent, "check it", received, commit))
     await wait_for(lambda: any(isinstance(r, ToolStatus) for r in received))
-    agent.handle_interrupt("Let me look.")
-    await asyncio.wait_for(turn, 5)
+    await cut_off(turn, commit, "Let me look.")
     await asyncio.wait_for(cancelled.wait(), 1)
     assert len(provider.requests) == 1  # the model was not called again
     assert not any(getattr(r, "display_text", "") == "Too late." for r in received)
@@ -111,28 +174,35 @@ async def test_interrupted_mid_tool_call_cancels_the_tool() -> None:
     assert agent.history == saved
 
 
-async def test_an_interrupt_after_the_reply_ended_amends_at_once() -> None:
+async def test_a_reply_cut_off_after_it_streamed_whole_is_recorded_as_heard() -> None:
     core, _, storage = make_core([Step(text=["A long answer. ", "With two sentences."])])
     agent = MemoryAgent(core)
-    [s async for s in agent.chat(BatchInput(["q"]))]
-    agent.handle_interrupt("A long")  # playback was cut in the first sentence
+    commit = until_heard()
+    [s async for s in agent.chat(BatchInput(["q"]), commit=commit)]
+    assert agent.history == [] and storage.load("c", core.history_uid) == []  # not heard yet
+    commit.settle("A long")  # playback was cut in the first sentence
     saved = storage.load("c", core.history_uid)
     assert saved[-1].text == f"A long\n{INTERRUPTED_NOTE}"
     assert saved[-1].metadata["heard"] == "A long"
 
 
-async def test_stale_output_never_reaches_the_caller_of_a_newer_turn() -> None:
-    core, _, _ = make_core([Step(text=["Old one. ", "Old two. ", "Old three."], delay=0.05)])
+async def test_output_of_an_interrupted_turn_never_reaches_the_caller_of_a_newer_turn() -> None:
+    core, provider, _ = make_core(
+        [Step(text=["Old one. ", "Old two. ", "Old three."], delay=0.05)]
+    )
     agent = MemoryAgent(core)
     old: list[object] = []
-    first = asyncio.create_task(first_item(agent, "first", old))
+    commit = until_heard()
+    first = asyncio.create_task(first_item(agent, "first", old, commit))
     await wait_for(lambda: old)
-    generation = agent.generation
-    agent.handle_interrupt("Old one.")
-    assert agent.generation == generation + 1
-    core.provider.steps = [Step(text=["New answer."])]  # type: ignore[attr-defined]
+    switches = agent.conversation_switches
+    first.cancel()  # the newer turn starts before the old one has wound down
+    provider.steps = [Step(text=["New answer."])]
     new = [s async for s in agent.chat(BatchInput(["second"]))]
-    await asyncio.wait_for(first, 5)
+    commit.settle("Old one.")
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.wait_for(first, 5)
+    assert agent.conversation_switches == switches  # an interruption is not a new conversation
     assert [s.display_text for s in new] == ["New answer."]  # type: ignore[union-attr]
     assert all("Old t" not in s.display_text for s in old)  # type: ignore[attr-defined]
 

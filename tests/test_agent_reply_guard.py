@@ -51,7 +51,8 @@ def guarded(text: str, *, max_sentences: int = 3, piece: int = 3, length: bool =
             "Mr. Smith is here. It is 3.14 today. Dr. Who came. Then more.",
             "Mr. Smith is here. It is 3.14 today. Dr. Who came.",
         ),
-        ("Wait... really? Yes! No.", "Wait... really? Yes!"),
+        # an English ellipsis ends no sentence, for the guard as for the divider
+        ("Wait... really? Yes! No. Maybe.", "Wait... really? Yes! No."),
         (
             'She said "hi." Then left. Then came back. Again.',
             'She said "hi." Then left. Then came back.',

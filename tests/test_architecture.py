@@ -197,3 +197,72 @@ def test_the_agent_never_imports_a_wire_module() -> None:
     for name in MODULES:
         if name.startswith("app.agent"):
             assert not any(e.startswith("app.llm.wire") for e in imports_of(name)), name
+
+
+# -- the session's and the agent core's insides stay inside ------------------------------
+ROOT = APP.parent
+# The module that owns each object's private members (its class is defined there).
+OWNERS = {"session": "app/session/conductor.py", "core": "app/agent/core.py"}
+SOURCES = sorted(
+    p for folder in ("app", "bench", "tests") for p in (ROOT / folder).rglob("*.py")
+)
+
+
+def _owner_name(node: ast.expr) -> str | None:
+    """`session` for `x.session` / `session`, `core` for `agent.core` (the name an object
+    is reached by, when it names a session or the agent's core)."""
+    name = node.id if isinstance(node, ast.Name) else (
+        node.attr if isinstance(node, ast.Attribute) else None
+    )
+    if name is None:
+        return None
+    for owner in OWNERS:
+        if name == owner or name.endswith("_" + owner):
+            return owner
+    return None
+
+
+def private_uses(tree: ast.AST) -> list[tuple[int, str]]:
+    """`(line, "session._tasks")` for each private member of a session or a core used."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        attr = node.attr
+        if not attr.startswith("_") or (attr.startswith("__") and attr.endswith("__")):
+            continue
+        owner = _owner_name(node.value)
+        if owner is not None:
+            found.append((node.lineno, f"{owner}.{attr}"))
+    return found
+
+
+def test_no_private_member_of_a_session_or_the_core_is_used_outside_its_module() -> None:
+    offenders = []
+    for path in SOURCES:
+        relative = path.relative_to(ROOT).as_posix()
+        if path.name == "test_architecture.py":
+            continue
+        tree = ast.parse(path.read_text(), filename=relative)
+        for line, use in private_uses(tree):
+            if OWNERS[use.split(".")[0]] != relative:
+                offenders.append(f"{relative}:{line} {use}")
+    assert offenders == []
+
+
+def test_the_private_member_check_finds_them() -> None:
+    tree = ast.parse(
+        "session._tasks\nself.session._spawn()\nagent.core._request()\nour_session._x = 1\n"
+        "session.__class__\nsession.busy\ncore.build_request()\n"
+    )
+    assert sorted(use for _, use in private_uses(tree)) == [
+        "core._request", "session._spawn", "session._tasks", "session._x"
+    ]
+
+
+def test_nothing_shares_a_floor_object() -> None:
+    # Who is speaking is told by signals (app.session.speaking); no shared, many-writer
+    # state object is back under another name.
+    assert "app.session.floor" not in MODULES
+    for name in MODULES:
+        assert "Floor(" not in MODULES[name].read_text() or name == "app.session.strategies"

@@ -212,9 +212,7 @@ async def settled(session: VoiceSession, seen: list[SessionEvent], turns: int) -
     async with asyncio.timeout(120):
         while (
             sum(isinstance(e, TurnFinished) for e in seen) < turns
-            or session.busy
-            or session.barge.pending
-            or any(t.get_name() in ("barge-in", "voice-turn") for t in session._tasks)
+            or session.host.working
         ):
             await asyncio.sleep(0.05)
 

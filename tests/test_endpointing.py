@@ -61,7 +61,7 @@ class Driver:
         return out
 
     def hear(self, text: str) -> list[object]:
-        out = self.detector.heard(self.detector.speech_bytes, text)
+        out = self.detector.words_came(self.detector.speech_bytes, text)
         self.actions += out
         return out
 
@@ -109,7 +109,7 @@ def test_speech_after_a_pause_makes_its_answers_stale_and_the_turn_goes_on() -> 
     # The answers about the first pause come back late: they decide nothing now.
     assert isinstance(question, Question)
     assert d.detector.verdict(question.speech_bytes, 0.99) == []
-    assert d.detector.heard(question.speech_bytes, "Can you help me?") == []
+    assert d.detector.words_came(question.speech_bytes, "Can you help me?") == []
     d.silence(200)
     d.answer(0.9)
     (end,) = ends(d.hear("Can you help me with the report?"))

@@ -214,7 +214,7 @@ async def _typed_and_spoken_turn(session, hub: EventHub, question: bytes) -> lis
     async def boom() -> None:
         raise RuntimeError(f"the connection to https://x.test/?k={CHAT_KEY} broke ({VTS_TOKEN})")
 
-    session._spawn(boom(), "boom")
+    session.supervisor.spawn(boom(), "boom")
     for _ in range(50):
         await asyncio.sleep(0.02)
         if any("Something went wrong" in n for n in notices):

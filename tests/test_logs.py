@@ -111,7 +111,7 @@ async def test_a_crashed_background_task_is_reported_with_the_log_path(logfile: 
             raise ValueError(f"the avatar file is damaged near {KEY}")
 
         try:
-            session._spawn(broken(), "avatar-idle")
+            session.supervisor.spawn(broken(), "avatar-idle")
             await asyncio.sleep(0.05)
             result = await session.send_text("Are you alive?")  # the session still works
         finally:

@@ -27,6 +27,7 @@ from app.events import (
     UserTranscript,
 )
 from app.session import VoiceSession
+from app.session.speaking import CompanionStartedSpeaking
 from tests.llm_servers import Reply, ScriptedChatServer
 
 REPLY = ["[joy] Hi", " there! It is", " sunny today.", " [surprise] Did", " you know", " that?"]
@@ -142,7 +143,8 @@ async def test_the_mic_is_ignored_while_the_companion_speaks(
     server: ScriptedChatServer, question_wav: Path
 ) -> None:
     session, seen = make_session(server)
-    session.floor.speaking = True  # half-duplex: its own voice through the speakers
+    # Half-duplex: its own voice through the speakers, as the turn tells it.
+    session.signals.emit(CompanionStartedSpeaking(0))
     try:
         await session.listen(WavFileSource(question_wav, trailing_silence_s=1.5))
         await asyncio.sleep(0.2)
@@ -293,9 +295,8 @@ async def test_a_microphone_that_goes_away_is_reported(server: ScriptedChatServe
 
     session, seen = make_session(server)
     source = Unplugged()
-    session._source = source
     try:
-        task = asyncio.create_task(session._listen_to_microphone(retry_s=0.05))
+        task = asyncio.create_task(session.listen_to_microphone(source, retry_s=0.05))
         await asyncio.sleep(0.3)
         assert not task.done()  # still waiting for a microphone to come back
     finally:

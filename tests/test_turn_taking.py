@@ -83,11 +83,7 @@ class OneAtATime:
         session = self._heard.session
         for stretch in self._stretches:
             async with asyncio.timeout(120):
-                while (
-                    session.busy
-                    or session.user_turns.pending
-                    or session.floor.over_voice(_now())
-                ):
+                while session.host.working or session.host.companion_audible(_now()):
                     await asyncio.sleep(0.02)
             for chunk in chunks(stretch):
                 yield chunk
@@ -110,15 +106,14 @@ class Heard:
         self.storage = InMemoryStorage()
         self.session = VoiceSession(settings, sink=MemorySink(), storage=self.storage, events=hub)
         self.results: list[TurnResult] = []
-        self.session.user_turns.on_result = self.results.append
+        self.session.host.on_turn_result(self.results.append)
 
     async def listen(self, source: object) -> None:
         try:
             await self.session.load_models()
             await self.session.listen(source)  # type: ignore[arg-type]
             async with asyncio.timeout(120):
-                while self.session.user_turns.pending or self.session.busy:
-                    await asyncio.sleep(0.05)
+                await self.session.host.until_idle()
         finally:
             await self.session.aclose()
 
@@ -142,7 +137,7 @@ async def test_a_sentence_with_a_pause_in_the_middle_is_one_turn(
     said = words(final.text)
     assert "tell" in said and "cat" in said, final.text
     (result,) = heard.results
-    assert result.heard == final.text and result.endpointing["heard_while_speaking"]
+    assert result.user_words == final.text and result.endpointing["heard_while_speaking"]
     # While the user paused, the words so far were shown, under the same turn.
     assert any("tell" in words(p.text) for p in heard.partials())
     assert {p.turn_id for p in heard.partials()} == {final.turn_id}
@@ -188,7 +183,7 @@ async def test_when_the_model_is_unsure_a_speculative_reply_is_used_once_confirm
     assert [r.endpointing.get("speculation") for r in heard.results] == ["used", "used"]
     settled = "finished words, then silence"
     assert [r.endpointing["ended_by"] for r in heard.results] == [settled, settled]
-    stats = heard.session.user_turns.stats
+    stats = heard.session.host.figures().speculation
     assert (stats.started, stats.used, stats.discarded, stats.wasted_calls) == (2, 2, 0, 0)
     assert stats.model_calls == 2 and len(server.requests) == 2  # nothing asked twice
     replies = [e.display_text for e in heard.seen if isinstance(e, AssistantSentence)]
@@ -241,7 +236,7 @@ async def test_a_speculative_reply_is_thrown_away_without_a_trace_when_the_user_
     await heard.listen(source)
     (final,) = heard.finals()
     assert "joke" in words(final.text) and "please" in words(final.text)
-    stats = heard.session.user_turns.stats
+    stats = heard.session.host.figures().speculation
     assert stats.discarded >= 1 and stats.wasted_calls >= 1
     assert stats.started == stats.used + stats.discarded
     # The model was asked more than once: each answer to the sentence's first half was

@@ -91,9 +91,7 @@ def test_a_real_session_shows_the_words_while_the_user_speaks(
         try:
             await session.load_models()
             await session.listen(ChunkListSource(chunks(silence(0.3) + said + silence(3.0))))
-            async with asyncio.timeout(120):
-                while session.user_turns.pending or session.busy:
-                    await asyncio.sleep(0.05)
+            await session.host.until_idle()
             await asyncio.sleep(0.1)
         finally:
             watcher.cancel()

@@ -8,10 +8,11 @@ import os
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before Qt is imported
 
+import asyncio
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -23,8 +24,11 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QFrame, QLabel, QWidget
 
 import app.ui.pictures as pictures_module
+from app.agent.outputs import SentenceOutput
 from app.agent.storage import FileStorage
+from app.agent.transformers import reply_pipeline
 from app.avatar.state import EXPRESSIONS
+from app.events import AssistantSentence, TurnFinished, UserTranscript
 from app.llm import (
     ImageBlock,
     ImageFileRef,
@@ -455,11 +459,12 @@ def test_a_stored_picture_whose_original_is_gone_shows_the_model_copy(
     assert (thumb.full_size.width(), thumb.full_size.height()) == (320, 200)
 
 
-def test_stored_replies_lose_the_tags_of_the_sessions_expressions_not_the_global_ones(
+def test_a_stored_reply_loses_every_tag_as_it_did_live_the_packs_or_not(
     qapp: QApplication,
 ) -> None:
     # An avatar pack with a face the built-in list lacks, and without one it has: the
-    # stored reply shows as it did live (the agent takes out the pack's tags only).
+    # stored reply shows as it did live, where no tag is ever shown (the pack's, a
+    # feeling it lacks, a made-up one).
     assert "wink" not in EXPRESSIONS and "joy" in EXPRESSIONS
     session = ScriptedSession()
     session.expressions = ("neutral", "wink")
@@ -471,10 +476,81 @@ def test_stored_replies_lose_the_tags_of_the_sessions_expressions_not_the_global
     try:
         assert [e.text for e in window.transcript.entries] == [
             "Tell me a secret.",
-            "I like your jokes. [laughs] [joy] Really.",
+            "I like your jokes. Really.",
         ]
     finally:
         window.close()
+
+
+# Replies as a model writes them: the pack's tags, tags it lacks, made-up ones, Chinese
+# tags, intensities, reasoning, tags inside sentences and words, names in brackets.
+LIVE_REPLIES = [
+    "[joy] Hello there! [sadness:0.4] I miss you. [JOY:2] See you soon.",
+    "[laughs] That is funny. [dance] [sorrow] Oh well. [surprise] [Wink] Ok!",
+    "[开心] 太好了！【难过】我好想你。【很惊讶】真的吗？",
+    "<think>Greet them. Use [joy] here.</think>[joy:0.6] Hi! Nice to see you.",
+    "I am so[joy]happy today, [surprise] truly [wink:0.3] happy. Bye! [joy]",
+    "Your cat is [Tofu]. See [p1], [docs](http://a.b) and [laughs softly at you] ok.",
+    "你好！[joy]今天天气很好。[smirk] Hello there, friend.",
+    '<|ACT {"emotion": "joy"}|>Hello! Nice <|ACT {"emotion": "dance"}|>day.<|im_end|>',
+    "Mr. Smith met Dr. Lee on Jan. 5 [joy] at No. 7 Main St. in the U.S. It was fun.",
+]
+
+
+def _shown(window: MainWindow) -> list[tuple[str, str, list[str]]]:
+    """Each bubble as shown: its speaker, its text and its pieces."""
+    view = window.transcript
+    return [
+        (e.speaker, e.text, [describe(w) for w in view.bubble_widgets(index)])
+        for index, e in enumerate(view.entries)
+    ]
+
+
+@pytest.mark.parametrize("reply", LIVE_REPLIES)
+def test_a_reply_reopened_from_history_shows_what_it_showed_live(
+    qapp: QApplication, reply: str
+) -> None:
+    expressions = ("neutral", "joy", "wink")
+
+    async def live_outputs() -> list[SentenceOutput]:
+        async def model() -> AsyncIterator[str]:
+            for at in range(0, len(reply), 3):
+                yield reply[at : at + 3]
+
+        return [o async for o in reply_pipeline(model(), expressions=expressions)]
+
+    live = ScriptedSession()
+    live.expressions = expressions
+    window = MainWindow(live)
+    try:
+        live.events.emit(UserTranscript("Hi!", final=True, turn_id=1))
+        for out in asyncio.run(live_outputs()):
+            if out.display_text or out.tts_text:  # as the voice session emits them
+                live.events.emit(
+                    AssistantSentence(
+                        out.display_text,
+                        out.tts_text,
+                        tuple(out.actions.expressions),
+                        turn_id=1,
+                        is_thinking=out.is_thinking,
+                    )
+                )
+        live.events.emit(TurnFinished(turn_id=1, timings_ms={}))
+        QApplication.processEvents()
+        shown_live = _shown(window)
+        answer = window.transcript.entries[-1].answer
+    finally:
+        window.close()
+
+    stored = ScriptedSession()
+    stored.expressions = expressions
+    stored.history = [Msg.user("Hi!"), Msg.assistant(reply)]
+    window = MainWindow(stored)
+    try:
+        assert _shown(window) == shown_live
+    finally:
+        window.close()
+    assert answer and not any(mark in answer for mark in ("[joy", "[开心]", "【", "<|", "think>"))
 
 
 def test_load_history_of_a_long_conversation_keeps_only_the_newest_rows(

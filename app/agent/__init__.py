@@ -1,7 +1,7 @@
-"""The agent: AgentCore (the model and its tools), MemoryAgent (history, interruptions),
-the reply pipeline (transformers), tools, vision, characters and conversation storage;
-AgentRunner, the host API (the agent built from the app's configuration, without the
-voice session).
+"""The agent: AgentCore (the model and its tools), MemoryAgent (the history, each turn
+recorded once, as heard), the reply pipeline (transformers), tools, vision, characters
+and conversation storage; AgentRunner, the host API (the agent built from the app's
+configuration, without the voice session).
 
 Every name is imported on first use, so importing one light module of the package
 (`app.agent.speech_text`, `app.agent.storage`) on the way to the window does not pull
@@ -14,10 +14,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from app.agent.core import AgentCore, AgentTurnError
+    from app.agent.agent_turn import AgentTurn, AgentTurnError, TurnOutcome
+    from app.agent.core import AgentCore
     from app.agent.mcp import McpServer
-    from app.agent.memory_agent import INTERRUPTED_NOTE, BatchInput, MemoryAgent
-    from app.agent.model_call import TurnStats
+    from app.agent.memory_agent import (
+        INTERRUPTED_NOTE,
+        AgentReply,
+        BatchInput,
+        MemoryAgent,
+        Reply,
+    )
     from app.agent.outputs import Actions, SentenceOutput, ToolStatus
     from app.agent.persona import Character, CharacterError, load_character
     from app.agent.runner import AgentRunner, AgentRunRequest, AgentRunResult
@@ -32,12 +38,15 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "AgentCore": "app.agent.core",
-    "AgentTurnError": "app.agent.core",
-    "TurnStats": "app.agent.model_call",
+    "AgentTurn": "app.agent.agent_turn",
+    "AgentTurnError": "app.agent.agent_turn",
+    "TurnOutcome": "app.agent.agent_turn",
+    "AgentReply": "app.agent.memory_agent",
     "McpServer": "app.agent.mcp",
     "INTERRUPTED_NOTE": "app.agent.memory_agent",
     "BatchInput": "app.agent.memory_agent",
     "MemoryAgent": "app.agent.memory_agent",
+    "Reply": "app.agent.memory_agent",
     "Actions": "app.agent.outputs",
     "SentenceOutput": "app.agent.outputs",
     "ToolStatus": "app.agent.outputs",
@@ -77,9 +86,11 @@ __all__ = [
     "INTERRUPTED_NOTE",
     "Actions",
     "AgentCore",
+    "AgentReply",
     "AgentRunRequest",
     "AgentRunResult",
     "AgentRunner",
+    "AgentTurn",
     "AgentTurnError",
     "BatchInput",
     "Character",
@@ -90,13 +101,14 @@ __all__ = [
     "InMemoryStorage",
     "McpServer",
     "MemoryAgent",
+    "Reply",
     "SentenceOutput",
     "Tool",
     "ToolContext",
     "ToolError",
     "ToolRegistry",
     "ToolStatus",
-    "TurnStats",
+    "TurnOutcome",
     "VisionSummarizer",
     "builtin_tools",
     "load_character",

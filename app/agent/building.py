@@ -27,7 +27,7 @@ from app.agent.tools import ToolRegistry, builtin_tools, command_tool
 from app.agent.vision import ScreenTextDescriber, VisionSummarizer
 from app.avatar.pack import AvatarPack, ExpressionSource, expressions_for, load_pack_or_default
 from app.config import Settings, data_dir, secret_fields
-from app.llm import Msg
+from app.llm import Msg, model_client
 from app.llm.reply_form import ReplyForm
 from app.media import Capture, ScreenGrabber
 from app.redaction import Redactor
@@ -55,21 +55,6 @@ def build_provider(settings: Settings) -> Any:
         aws_region=chat.aws_region,
         aws_profile=chat.aws_profile,
     )
-
-
-def as_streaming(provider: Any) -> Any:
-    """`provider` as AgentCore reads it: a streaming one as it is, a completion-only one
-    (`complete()` without `stream()`) with its finished replies replayed as streams."""
-    if callable(getattr(provider, "stream", None)):
-        return provider
-    if not callable(getattr(provider, "complete", None)):
-        raise TypeError(
-            f"a chat model provider needs a stream(request) or complete(request) method: "
-            f"{type(provider).__name__} has neither"
-        )
-    from app.llm.replay import ReplayedStream
-
-    return ReplayedStream(provider)
 
 
 def build_character(settings: Settings) -> tuple[Character, str | None]:
@@ -249,7 +234,7 @@ def build_agent(
     sees_images, context_window = chat_model_facts(settings)
     prompt_extra = look_hint(settings, tools, tools_on)
     core = AgentCore(
-        provider=as_streaming(provider),
+        provider=model_client(provider),  # a completion-only one replayed as streams
         model=settings.chat.model.split("/", 1)[-1],
         storage=storage,
         conf_uid=CONF_UID,

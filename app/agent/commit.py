@@ -1,10 +1,16 @@
-"""A held turn: a reply the model may start before it is sure the user has finished
-(a speculative reply) must leave no trace until the turn is confirmed.
+"""When a turn may be recorded, and may act: a turn is recorded once, when its run has
+ended and nothing it waits for is missing.
 
-`TurnCommit` starts held. `AgentCore.run_turn` hands it the turn's recording instead of
-storing it, and waits for confirmation before any tool runs (a tool's effects, a
-screenshot, cannot be taken back). `confirm()` lets both happen; `discard()` drops the
-recording for good, so a discarded reply never reaches history or storage.
+A speculative reply (the model starts before it is sure the user has finished) must
+leave no trace until the turn is confirmed: its `TurnCommit` starts held. The turn
+waits for confirmation before any tool runs (a tool's effects, a screenshot, cannot be
+taken back), hands its recording to the commit instead of storing it, and `confirm()`
+lets both happen; `discard()` drops the recording for good, so a discarded reply never
+reaches history or storage.
+
+A spoken reply is recorded as far as the user heard it: its commit waits for the words
+(`until_heard=True`) until `settle(heard)` says them: None when the whole reply reached
+the user, the words when it was cut off. The first settling counts.
 """
 
 from __future__ import annotations
@@ -12,7 +18,10 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.agent.agent_turn import TurnOutcome
 
 
 class CommitState(enum.Enum):
@@ -21,26 +30,45 @@ class CommitState(enum.Enum):
     DISCARDED = "discarded"
 
 
-class TurnCommit:
-    """Whether a turn may be recorded and may act yet (one per speculative reply)."""
+Recording = Callable[[str | None], None]  # records the turn, given what was heard of it
 
-    def __init__(self) -> None:
-        self.state = CommitState.HELD
+
+class TurnCommit:
+    """Whether a turn may be recorded and may act yet. `held` (a speculative reply)
+    waits for `confirm()`; `until_heard` waits for `settle()`."""
+
+    def __init__(self, *, held: bool = True, until_heard: bool = False) -> None:
+        self.state = CommitState.HELD if held else CommitState.CONFIRMED
         self._confirmed = asyncio.Event()
-        self._record: Callable[[], None] | None = None
-        self.stats: Any = None  # the turn's `TurnStats` once it runs (what it cost)
+        if not held:
+            self._confirmed.set()
+        self._settled = not until_heard
+        self._heard: str | None = None
+        self._record: Recording | None = None
+        self.outcome: TurnOutcome | None = None  # once the turn ran: what it cost
 
     @property
     def held(self) -> bool:
         return self.state is CommitState.HELD
 
-    def record(self, record: Callable[[], None]) -> None:
-        """Record the turn now if it is confirmed, when it is if it is held, never if
-        it was discarded."""
-        if self.state is CommitState.CONFIRMED:
-            record()
-        elif self.state is CommitState.HELD:
+    @property
+    def stats(self) -> TurnOutcome | None:
+        """The turn's outcome (`outcome`, by the name it had before)."""
+        return self.outcome
+
+    @property
+    def settled(self) -> bool:
+        """Whether what was heard of the turn is known (or not waited for)."""
+        return self._settled
+
+    def record(self, record: Recording, outcome: TurnOutcome | None = None) -> None:
+        """The turn's run has ended (`outcome`): record it now if nothing is missing,
+        when it is if the turn is held or waits for what was heard, never if it was
+        discarded."""
+        self.outcome = outcome
+        if self.state is not CommitState.DISCARDED:
             self._record = record
+            self._maybe_record()
 
     async def confirmed(self) -> None:
         """Until the turn is confirmed (a discarded turn is cancelled instead)."""
@@ -51,11 +79,24 @@ class TurnCommit:
             return
         self.state = CommitState.CONFIRMED
         self._confirmed.set()
-        record, self._record = self._record, None
-        if record is not None:
-            record()
+        self._maybe_record()
+
+    def settle(self, heard: str | None) -> None:
+        """What the user heard of the reply: None, all of it; else these words, and the
+        reply was cut off there. Only the first settling counts."""
+        if self._settled:
+            return
+        self._settled, self._heard = True, heard
+        self._maybe_record()
 
     def discard(self) -> None:
         if self.state is CommitState.HELD:
             self.state = CommitState.DISCARDED
         self._record = None
+
+    def _maybe_record(self) -> None:
+        if self.state is not CommitState.CONFIRMED or not self._settled:
+            return
+        record, self._record = self._record, None
+        if record is not None:
+            record(self._heard)

@@ -1,38 +1,41 @@
 """MemoryAgent: the conversation's memory around AgentCore.
 
-It keeps the history, turns a `BatchInput` into the user's message (attached images
-become `p1`, `p2`, ... through `media.import_image`), runs the reply pipeline over
-AgentCore's token stream, and rewrites an interrupted reply into exactly what the
-user heard. It never calls the model itself.
+It owns the history and which conversation it is (the core is told through
+`AgentCore.use_conversation`), turns a `BatchInput` into the user's message (attached
+images become `p1`, `p2`, ... through `media.import_image`), runs the reply pipeline
+over the core's turn, and records each turn once, when it is over (`app.agent.recording`):
+with a `TurnCommit` that waits for what the user heard, as far as they heard it. It
+never calls the model itself.
 
-Interruption is one generation counter: every turn takes a number, and each stage
-(the token producer, the sentence shaper, the consumer loop) checks that its number
-is still the current one before passing anything on, so output of a cancelled turn
-never reaches the caller.
+Interrupting a reply is closing it (or cancelling whoever reads it): that stops the
+model stream and the tools wherever they wait, and nothing more comes out.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-from collections.abc import AsyncIterator, Sequence
+import dataclasses
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
+from app.agent.agent_turn import AgentTurn, TurnOutcome
 from app.agent.commit import TurnCommit
 from app.agent.core import AgentCore
 from app.agent.notes import INTERRUPTED_NOTE
 from app.agent.outputs import SentenceOutput, ToolStatus
 from app.agent.read_ahead import schedule_read_ahead
+from app.agent.recording import Saved, recorder
+from app.agent.streams import OutcomeStream
 from app.agent.transformers import reply_pipeline
 from app.agent.vision import last_label_number
 from app.avatar.state import EXPRESSIONS
-from app.llm import ContentBlock, ImageBlock, Msg, Role, TextBlock
+from app.llm import ContentBlock, ImageBlock, Msg, TextBlock
 from app.media import ImageError, import_image_async
 
-log = logging.getLogger(__name__)
-
+__all__ = ["INTERRUPTED_NOTE", "AgentReply", "BatchInput", "MemoryAgent", "Reply"]
 
 
 @dataclass(slots=True)
@@ -62,21 +65,22 @@ class MemoryAgent:
         self.expressions = tuple(expressions)
         self.first_fragment_at_comma = first_fragment_at_comma
         self.history: list[Msg] = core.storage.load(core.conf_uid, core.history_uid)
-        self._generation = 0
-        self._turn_task: asyncio.Task[None] | None = None
-        self._pending_heard: str | None = None
+        self._switches = 0
+        self._reply: AgentReply | None = None  # the latest reply, maybe still running
 
     @property
-    def generation(self) -> int:
-        """The current turn's number; a turn whose number is older is stale."""
-        return self._generation
+    def conversation_switches(self) -> int:
+        """How many times the agent moved to another conversation: a reply started
+        before the last move belongs to a conversation it is no longer on."""
+        return self._switches
 
     def set_memory_from_history(self, conf_uid: str, history_uid: str) -> None:
-        """Resume a saved conversation (any running turn is dropped first)."""
-        self._generation += 1
-        if self._turn_task is not None and not self._turn_task.done():
-            self._turn_task.cancel()
-        self.core.conf_uid, self.core.history_uid = conf_uid, history_uid
+        """Resume a saved conversation (any running turn is dropped first; it is
+        recorded in its own conversation)."""
+        self._switches += 1
+        if self._reply is not None:
+            self._reply.stop()
+        self.core.use_conversation(conf_uid, history_uid)
         self.history = self.core.storage.load(conf_uid, history_uid)
         self.read_ahead()  # its first turn finds its start read
 
@@ -86,7 +90,8 @@ class MemoryAgent:
         if self.core.memory is not None:
             schedule_read_ahead(self.core, self.core.memory, self.history)
 
-    async def _user_message(self, batch: BatchInput) -> Msg:
+    async def user_message(self, batch: BatchInput) -> Msg:
+        """The user's message for `batch`, its images imported and labelled."""
         if not batch.images:
             user = Msg.user(batch.text)
         else:
@@ -115,19 +120,74 @@ class MemoryAgent:
             user.metadata.update(batch.metadata)
         return user
 
-    async def chat(
-        self, batch: BatchInput, *, commit: TurnCommit | None = None
-    ) -> AsyncIterator[SentenceOutput | ToolStatus]:
-        """Sentences (and tool status) of the reply, in order, as they become ready.
-        With a held `commit` (a speculative reply) nothing of the turn is recorded, and
-        no tool runs, until it is confirmed; discarded, it leaves no trace."""
-        self._generation += 1
-        generation = self._generation
+    def chat(self, batch: BatchInput, *, commit: TurnCommit | None = None) -> AgentReply:
+        """The reply to `batch` (`AgentReply`): sentences and tool statuses, in order, as
+        they become ready; then its `outcome`. The turn is recorded once, when it is
+        over: at once without a `commit`; with one, when the commit allows (a held one
+        when it is confirmed, never if discarded, and no tool runs before; one that
+        waits for what was heard, when it is settled, as far as the user heard it)."""
+        reply = self._reply = AgentReply(self, batch, commit)
+        return reply
 
-        def current() -> bool:
-            return generation == self._generation
 
-        user = await self._user_message(batch)
+class Reply(Protocol):
+    """A reply as the one who shows or speaks it reads it: `AgentReply`, or one started
+    ahead and held until its turn came (`app.session.speculation`). `commit` is the
+    `TurnCommit` that says when its turn is recorded, if it was given one."""
+
+    @property
+    def commit(self) -> TurnCommit | None: ...
+
+    @property
+    def outcome(self) -> TurnOutcome: ...
+
+    def __aiter__(self) -> AsyncIterator[SentenceOutput | ToolStatus]: ...
+
+    async def aclose(self) -> None:
+        """Stop the reply where it is (its model and tools too)."""
+        ...
+
+
+class AgentReply(OutcomeStream[SentenceOutput | ToolStatus]):
+    """The reply to one batch. Iterate it (closing it, or cancelling its reader, stops
+    the model and the tools); `outcome` tells how the turn went, once the iteration
+    ended, however it ended."""
+
+    def __init__(self, agent: MemoryAgent, batch: BatchInput, commit: TurnCommit | None) -> None:
+        self.agent = agent
+        self.batch = batch
+        self.commit = commit
+        self._turn: AgentTurn | None = None
+        self._saved: Saved | None = None
+        self._producer: asyncio.Task[None] | None = None
+        self._stopped = False
+
+    @property
+    def outcome(self) -> TurnOutcome:
+        """The turn's stamps, tool rounds, model calls and error, and once it was
+        recorded, what of the history could not be written yet."""
+        outcome = self._turn.outcome if self._turn is not None else TurnOutcome()
+        if self._saved is None:
+            return outcome
+        saved = self._saved
+        return dataclasses.replace(outcome, unsaved=saved.unsaved, save_problem=saved.problem)
+
+    def stop(self) -> None:
+        """Stop the turn wherever it waits (the model, a tool), and end the reply: the
+        agent moved to another conversation."""
+        self._stopped = True
+        if self._producer is not None and not self._producer.done():
+            self._producer.cancel()
+
+    def _saved_as(self, saved: Saved) -> None:
+        self._saved = saved
+
+    async def _items(self) -> AsyncGenerator[SentenceOutput | ToolStatus, None]:
+        agent = self.agent
+        user = await agent.user_message(self.batch)
+        history = agent.history
+        ended = recorder(agent.core, history, self.commit, self._saved_as)
+        turn = self._turn = agent.core.turn(history, user, commit=self.commit, on_end=ended)
         out: asyncio.Queue[SentenceOutput | ToolStatus | BaseException | None] = asyncio.Queue()
 
         async def produce() -> None:
@@ -136,95 +196,32 @@ class MemoryAgent:
             # It runs in a task of its own so an interruption can cancel it wherever it
             # waits (the model, a tool), not only between sentences.
             replies = reply_pipeline(
-                self.core.run_turn(self.history, user, commit=commit),
-                expressions=self.expressions,
-                first_fragment_at_comma=self.first_fragment_at_comma,
+                turn,
+                expressions=agent.expressions,
+                first_fragment_at_comma=agent.first_fragment_at_comma,
             )
             try:
-                async with contextlib.aclosing(replies):
+                async with contextlib.aclosing(turn), contextlib.aclosing(replies):
                     async for item in replies:
-                        if not current():
-                            break
                         await out.put(item)
             except BaseException as exc:
                 await out.put(exc)
                 raise
             await out.put(None)
 
-        producer = asyncio.create_task(produce())
-        self._turn_task = producer
+        producer = self._producer = asyncio.create_task(produce())
         try:
-            while current():
+            while not self._stopped:
                 item = await out.get()
-                if item is None or not current():
+                if item is None or self._stopped:
                     break
                 if isinstance(item, BaseException):
                     raise item  # what was said before it is already out, in order
                 yield item
-            if current():
+            if not self._stopped:
                 await producer
         finally:
             if not producer.done():
                 producer.cancel()
             with contextlib.suppress(BaseException):
                 await producer
-            self._apply_pending_interrupt()
-
-    def handle_interrupt(self, heard_response: str) -> None:
-        """The user cut the reply off: stop the running turn (model stream and tools),
-        keep only what they heard, and tell the model so on the next turn."""
-        self._generation += 1
-        task = self._turn_task
-        if task is not None and not task.done():
-            # The turn records itself when its task ends; amend it after that.
-            self._pending_heard = heard_response
-            task.cancel()
-            task.add_done_callback(lambda _task: self._apply_pending_interrupt())
-            return
-        self._amend_last_turn(heard_response)
-
-    def _apply_pending_interrupt(self) -> None:
-        heard, self._pending_heard = self._pending_heard, None
-        if heard is not None:
-            self._amend_last_turn(heard)
-
-    def _amend_last_turn(self, heard_response: str) -> None:
-        history = self.history
-        start = next(
-            (
-                i
-                for i in range(len(history) - 1, -1, -1)
-                if history[i].role == Role.USER and not history[i].tool_results
-            ),
-            None,
-        )
-        if start is None:
-            return
-        replies = [i for i in range(start + 1, len(history)) if history[i].role == Role.ASSISTANT]
-        if not replies:
-            return
-        heard = heard_response.strip()
-        # What was heard covers the whole turn: text of earlier rounds (before a tool
-        # call) is folded into the last reply, their tool calls stay.
-        for index in replies[:-1]:
-            msg = history[index]
-            kept = [b for b in msg.blocks if not isinstance(b, TextBlock)]
-            if len(kept) != len(msg.blocks):
-                self._amend(index, msg.model_copy(update={"content": kept}))
-        index = replies[-1]
-        old = history[index]
-        amended = Msg.assistant(
-            f"{heard}\n{INTERRUPTED_NOTE}" if heard else INTERRUPTED_NOTE,
-            metadata={**old.metadata, "interrupted": True, "heard": heard},
-            timestamp=old.timestamp,
-        )
-        self._amend(index, amended)
-
-    def _amend(self, index: int, message: Msg) -> None:
-        self.history[index] = message
-        try:
-            self.core.storage.amend(
-                self.core.conf_uid, self.core.history_uid, index - len(self.history), message
-            )
-        except OSError as exc:
-            log.error("could not save what was heard (%s); it stays in memory", exc)

@@ -1,114 +1,146 @@
 """One call of the chat model inside a turn: its streamed words masked as they come in,
-then watched by the reply guard (enough said, or a loop, stops the model), and what
-came of it (`ModelCall`) and the turn's time stamps (`TurnStats`)."""
+then watched by the reply guard (enough said, or a loop, stops the model). Iterate a
+`ModelCallStream` for the words and reasoning, then read its `outcome` (`CallOutcome`):
+the message, the typed `ProviderError` of a failed call, usage and time stamps."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 
 from app.agent.masking import ReplyMasking, mask_message
 from app.agent.outputs import ThinkingDelta
-from app.agent.reply_guard import ReplyGuard, kept_message
-from app.llm import LLMRequest, Msg, ProviderError, StreamingProvider
+from app.agent.reply_guard import ReplyCut, ReplyGuard, kept_message
+from app.agent.streams import OutcomeStream
+from app.llm import LLMRequest, Msg, ProviderError, StreamingProvider, Usage
 from app.redaction import Redactor
 
+__all__ = ["CallOutcome", "ModelCallStream", "stream_call"]
 
-@dataclass(slots=True)
-class TurnStats:
-    """perf_counter() stamps of one turn, for stage timings."""
 
-    request_sent: float | None = None
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    """How one model call ended (what is known so far, while it runs)."""
+
+    message: Msg | None = None  # the reply, masked; after a guard's cut, what it kept
+    error: ProviderError | None = None
+    cancelled: bool = False  # the provider ended the reply (`response.cancelled`)
+    emitted: bool = False  # output was streamed: the call is not tried again
+    said: str = ""  # the answer's words as passed on (what the guard kept, after a cut)
+    cut: ReplyCut | None = None  # the guard stopped it inside a sentence already streamed
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    request_sent: float | None = None  # perf_counter() stamps
     first_token: float | None = None
     finished: float | None = None
-    text: str = ""
-    interrupted: bool = False
-    error: str | None = None
-    tool_rounds: int = 0
-    model_calls: int = 0
-    unsaved: int = 0  # messages and changes not written to history yet (a full disk)
-    save_problem: str | None = None  # why not, in words
 
 
-@dataclass(slots=True)
-class ModelCall:
-    """One model call in progress: what it streamed and how it ended."""
+class ModelCallStream(OutcomeStream[str | ThinkingDelta]):
+    """The model's answer to one request, as it streams: text and typed reasoning."""
 
-    parts: list[str] = field(default_factory=list)
-    message: Msg | None = None
-    error: ProviderError | None = None
-    cancelled: bool = False
-    emitted: bool = False
-    guard: ReplyGuard = field(default_factory=ReplyGuard)
+    def __init__(
+        self,
+        provider: StreamingProvider,
+        request: LLMRequest,
+        redactor: Redactor,
+        guard: ReplyGuard,
+    ) -> None:
+        self.provider = provider
+        self.request = request
+        self._redactor = redactor
+        self._guard = guard
+        self._parts: list[str] = []
+        self._message: Msg | None = None
+        self._error: ProviderError | None = None
+        self._cancelled = False
+        self._emitted = False
+        self._finish_reason: str | None = None
+        self._usage: Usage | None = None
+        self._request_sent: float | None = None
+        self._first_token: float | None = None
+        self._finished: float | None = None
 
+    @property
+    def outcome(self) -> CallOutcome:
+        guard = self._guard
+        cut = guard.cut
+        return CallOutcome(
+            message=self._message,
+            error=self._error,
+            cancelled=self._cancelled,
+            emitted=self._emitted,
+            said="".join(self._parts),
+            cut=ReplyCut(cut) if cut is not None and guard.tail_unfinished else None,
+            finish_reason=self._finish_reason,
+            usage=self._usage,
+            request_sent=self._request_sent,
+            first_token=self._first_token,
+            finished=self._finished,
+        )
 
-
-async def stream_call(
-    provider: StreamingProvider,
-    request: LLMRequest,
-    stats: TurnStats,
-    call: ModelCall,
-    redactor: Redactor,
-) -> AsyncIterator[str | ThinkingDelta]:
-    """The model's answer to `request`, as it streams: text and typed reasoning; how it
-    ended is left in `call`."""
-    stats.model_calls += 1
-    if stats.request_sent is None:
-        stats.request_sent = time.perf_counter()
-    guard = call.guard
-    # The model's words are masked as they come in (a key it repeats is never shown,
-    # spoken or stored), then the guard sees them: enough said, or a loop, stops it.
-    masking = ReplyMasking(redactor)
-    finish_reason: str | None = None
-    stopped = False
-    events = provider.stream(request)
-    try:
-        async for event in events:
-            if event.kind == "block.delta":
-                channel, delta = event.channel, event.delta
-                if not delta or channel not in ("text", "thinking"):
-                    continue
-                if stats.first_token is None:
-                    stats.first_token = time.perf_counter()
-                call.emitted = True
-                for item in masking.feed(channel, delta):
+    async def _items(self) -> AsyncGenerator[str | ThinkingDelta, None]:
+        self._request_sent = time.perf_counter()
+        guard = self._guard
+        # The model's words are masked as they come in (a key it repeats is never shown,
+        # spoken or stored), then the guard sees them: enough said, or a loop, stops it.
+        masking = ReplyMasking(self._redactor)
+        stopped = False
+        events = self.provider.stream(self.request)
+        try:
+            async for event in events:
+                if event.kind == "block.delta":
+                    channel, delta = event.channel, event.delta
+                    if not delta or channel not in ("text", "thinking"):
+                        continue
+                    if self._first_token is None:
+                        self._first_token = time.perf_counter()
+                    self._emitted = True
+                    for item in masking.feed(channel, delta):
+                        if isinstance(item, ThinkingDelta):
+                            yield item
+                            continue
+                        piece, stopped = guard.feed(item)
+                        if piece:
+                            self._parts.append(piece)
+                            yield piece
+                        if stopped:
+                            break
+                    if stopped:
+                        break  # the model stops here (the stream is closed below)
+                elif event.kind == "response.completed":
+                    self._message = mask_message(event.response.to_msg(), self._redactor)
+                    self._finish_reason = event.response.finish_reason
+                    self._usage = event.response.usage
+                elif event.kind == "response.failed":
+                    self._error = event.error
+                    self._emitted = self._emitted or bool(event.semantic_output_emitted)
+                elif event.kind == "response.cancelled":
+                    self._cancelled = True
+            if not stopped:
+                for item in masking.flush():  # what the masker held back at the end
                     if isinstance(item, ThinkingDelta):
                         yield item
                         continue
                     piece, stopped = guard.feed(item)
                     if piece:
-                        call.parts.append(piece)
+                        self._parts.append(piece)
                         yield piece
                     if stopped:
                         break
-                if stopped:
-                    break  # the model stops here (the stream is closed below)
-            elif event.kind == "response.completed":
-                call.message = mask_message(event.response.to_msg(), redactor)
-                finish_reason = event.response.finish_reason
-            elif event.kind == "response.failed":
-                call.error = event.error
-                call.emitted = call.emitted or bool(event.semantic_output_emitted)
-            elif event.kind == "response.cancelled":
-                call.cancelled = True
-        if not stopped:
-            for item in masking.flush():  # what the masker held back at the end
-                if isinstance(item, ThinkingDelta):
-                    yield item
-                    continue
-                piece, stopped = guard.feed(item)
-                if piece:
-                    call.parts.append(piece)
-                    yield piece
-                if stopped:
-                    break
-            if finish_reason is not None:
-                guard.finished(cut_by_length=finish_reason == "length")
-    finally:
-        aclose = getattr(events, "aclose", None)
-        if aclose is not None:
-            await aclose()  # closing the stream stops the model generating
-    if guard.cut is not None and call.error is None and not call.cancelled:
-        call.message = kept_message(call.message, guard)
-        call.parts[:] = [guard.kept]
+                if self._finish_reason is not None:
+                    guard.finished(cut_by_length=self._finish_reason == "length")
+        finally:
+            await events.aclose()  # closing the stream stops the model generating
+            self._finished = time.perf_counter()
+        if guard.cut is not None and self._error is None and not self._cancelled:
+            self._message = kept_message(self._message, guard)
+            self._parts[:] = [guard.kept]
+
+
+def stream_call(
+    provider: StreamingProvider, request: LLMRequest, redactor: Redactor, guard: ReplyGuard
+) -> ModelCallStream:
+    """One call of `provider` with `request`, its words masked by `redactor` and watched
+    by `guard`: iterate it, then read its `outcome`."""
+    return ModelCallStream(provider, request, redactor, guard)

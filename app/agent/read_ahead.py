@@ -20,10 +20,9 @@ models are never asked: they would bill for it, and cache prompts on their side.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from app.llm import LLMRequest, Msg
+from app.llm import Msg
 
 if TYPE_CHECKING:
     from app.agent.core import AgentCore, TurnMemory
@@ -35,15 +34,15 @@ def schedule_read_ahead(core: AgentCore, memory: TurnMemory, history: list[Msg])
     """After a turn: have `memory`'s writer read the next turn's start ahead, when the
     model is one that keeps what it read (the embedded one) and is told in the user's
     message (`AgentCore.time_notes`)."""
-    read: Callable[[LLMRequest], Awaitable[None]] | None = getattr(
-        core.provider, "read_ahead", None
-    )
-    if read is None or not core.time_notes:
+    provider = core.provider
+    if not provider.reads_ahead or not core.time_notes:
         return
 
     async def work(standing_note: str) -> None:
         stub = Msg.user("")  # the next user message, before its words
-        request = core._request(history, [stub], core._tool_specs(), None, note=standing_note)
-        await read(request)
+        request = core.build_request(
+            history, [stub], tools=core.offered_tools(), note=standing_note
+        )
+        await provider.read_ahead(request)
 
     memory.read_ahead(work)

@@ -19,11 +19,21 @@ turn asks once more, then says `fallback_reply`).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import AsyncGenerator, AsyncIterable
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from app.agent.expression_words import is_feeling
+from app.agent.markup import (
+    CLOSING_MARKS,
+    ENDING_MARKS,
+    TAG,
+    Piece,
+    SentenceSplitter,
+    ends_a_sentence,
+    take_tags,
+    without_trailing_tags,
+)
 from app.agent.sentences import Fragment, close_source
 from app.agent.speech_text import speakable
 from app.llm import ContentBlock, LLMRequest, Msg, Role, TextBlock, ThinkingBlock
@@ -42,19 +52,7 @@ __all__ = [
 Passthrough = TypeVar("Passthrough")
 CutReason = Literal["sentences", "loop", "length"]
 
-_ENDS = ".!?…"
-_CJK_ENDS = "。！？；｡"
-_CLOSERS = "\"')]}’”」』）】»"
-# "Mr. Smith", "e.g. this": a full stop after these does not end the sentence.
-_ABBREVIATIONS = frozenset(
-    [
-        *("mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "mt", "ft", "cf"),
-        *("e.g", "i.e", "fig", "approx", "dept", "a.m", "p.m"),
-        *("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"),
-    ]
-)
-_FINISHED = _ENDS + _CJK_ENDS + _CLOSERS + ",，、:;：；"  # where a first fragment may end
-_ENDING = re.compile(rf"[{re.escape(_ENDS + _CJK_ENDS)}][{re.escape(_CLOSERS)}]*")
+_COMMAS = ",，、:;：；"  # where a first fragment may end, besides a sentence's end
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 # A loop: the same unit of 1..12 words at least three times in a row, 6 words at least.
@@ -74,22 +72,9 @@ class ReplyCut:
 
 
 def has_words(text: str) -> bool:
-    """Whether `text` says anything aloud once tags, markup and emoji are gone."""
-    without_tags = _BRACKETED.sub(_spoken_part, text)
-    return bool(speakable(without_tags).strip())
-
-
-_BRACKETED = re.compile(r"[\[【]([^\]】\n]{0,40})[\]】]|<\|[^\n]{0,500}?\|>")
-
-
-def _spoken_part(match: re.Match[str]) -> str:
-    """A capitalised name in brackets is said ("[Tofu]", as the reply pipeline keeps it);
-    any other tag or markup is not."""
-    inside = match[1] or ""
-    words = inside.split()
-    if 1 <= len(words) <= 2 and inside[:1].isupper() and not is_feeling(inside):
-        return f" {inside} "
-    return " "
+    """Whether `text` says anything aloud once tags, markup and emoji are gone (a
+    capitalised name in brackets, "[Tofu]", is said, as the reply pipeline keeps it)."""
+    return bool(speakable(take_tags(text, {})[0]).strip())
 
 
 def fallback_reply(user_text: str) -> str:
@@ -101,25 +86,30 @@ def fallback_reply(user_text: str) -> str:
 
 def _normal(sentence: str) -> str:
     """A sentence as compared for repeats: tags, case, spaces and punctuation aside."""
-    sentence = re.sub(r"[\[【][^\]】\n]{0,40}[\]】]", " ", sentence)
-    return " ".join(w.lower() for w in _WORD.findall(sentence))
+    return " ".join(w.lower() for w in _WORD.findall(TAG.sub(" ", sentence)))
 
 
 @dataclass(slots=True)
 class ReplyGuard:
     """The guard of one model call (see the module docstring). Feed it each text delta;
-    it answers with the part to pass on and whether to stop the call now."""
+    it answers with the part to pass on and whether to stop the call now.
+
+    Its sentences are the ones the sentence divider cuts (`app.agent.markup`'s
+    `SentenceSplitter`, without the divider's early cut of a first fragment at a comma,
+    which is no sentence): a reply stops after exactly the sentences that were spoken.
+    """
 
     max_sentences: int = 3  # 0: no limit
-    text: str = ""
+    text: str = ""  # what was passed on
     boundary: int = 0  # where the last whole sentence ended in `text`
     sentences: int = 0
     cut: CutReason | None = None
+    _splitter: SentenceSplitter = field(default_factory=SentenceSplitter)
     _start: int = 0  # where the current sentence began
+    _ends: list[int] = field(default_factory=list)  # where each sentence ended, in order
     _seen: set[str] = field(default_factory=set)
     _words: list[tuple[str, int]] = field(default_factory=list)  # (word, start in text)
-    _pending_end: int = -1  # a full stop seen, waiting to know whether it ends a sentence
-    _thinking: bool = False
+    _words_from: int = 0  # no word starts before this (reasoning comes before it)
 
     @property
     def kept(self) -> str:
@@ -135,6 +125,7 @@ class ReplyGuard:
         """(text to pass on, stop now) for the next streamed piece."""
         if self.cut is not None:
             return "", True
+        begun = len(self.text)
         for offset, char in enumerate(delta):
             at = len(self.text)
             if self._looping_at(char, at):
@@ -142,80 +133,59 @@ class ReplyGuard:
                 self.text += delta[:offset]
                 return delta[:offset], True
             self.text += char
-            if self._thinking_text(at):
+            was_thinking = self._splitter.thinking
+            for piece in self._splitter.feed(char):
+                self._take(piece)
+                if self.max_sentences and self.sentences >= self.max_sentences:
+                    # The sentence may have been known only from text after it: what of
+                    # that was passed on already is the unfinished tail.
+                    self.cut = "sentences"
+                    keep = max(piece.end, begun)
+                    self.text = self.text[:keep]
+                    return delta[: keep - begun], True
+            if was_thinking or self._splitter.thinking:  # reasoning is not the answer
+                self._words_from = len(self.text)
                 continue
-            new_word = self._step(char, at)
-            if self.max_sentences and self.sentences >= self.max_sentences:
-                self.cut = "sentences"
-                return delta[: offset + 1], True
-            if new_word and self._word_loop():
+            if self._note_word(at) and self._word_loop():
                 self.cut = "loop"
                 return delta[: offset + 1], True
         return delta, False
 
     def finished(self, *, cut_by_length: bool) -> None:
         """The call ended by itself; `cut_by_length` when it ran out of tokens."""
-        if self.cut is None and self._pending_end >= 0:
-            self._end_sentence(self._pending_end)
+        for piece in self._splitter.finish():
+            if self.cut is None:
+                self._take(piece)
         if cut_by_length and self.cut is None and self.tail_unfinished:
             self.cut = "length"
 
     # -- sentences ---------------------------------------------------------------------
 
-    def _thinking_text(self, at: int) -> bool:
-        """Reasoning written into the text (`<think>...</think>`) is not the answer."""
-        if self.text.endswith("<think>"):
-            self._thinking = True
-        elif self._thinking and self.text.endswith("</think>"):
-            self._thinking = False
-            self._start = self.boundary = len(self.text)
-            return True
-        return self._thinking
-
-    def _step(self, char: str, at: int) -> bool:
-        """Advance over one character; True when it completed a word."""
-        if self._pending_end >= 0:
-            if char in _ENDS or char in _CLOSERS:
-                self._pending_end = at + 1  # "?!", "...", '."'
-                return False
-            ended = self._pending_end
-            self._pending_end = -1
-            follows = char.isspace() or _CJK.match(char) or char in "[【<"
-            if follows and not self._abbreviation(ended):
-                self._end_sentence(ended)
-        if char in _CJK_ENDS:
-            self._end_sentence(at + 1)
-        elif char in _ENDS:
-            self._pending_end = at + 1
-        return self._note_word(at)
-
-    def _abbreviation(self, end: int) -> bool:
-        before = self.text[self._start : end].rstrip(_ENDS + _CLOSERS)
-        last = before.rsplit(None, 1)[-1].lower() if before.split() else ""
-        if self.text[end - 1 : end] != "." or "..." in self.text[end - 3 : end]:
-            return False
-        return last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha() and last != "i")
-
-    def _end_sentence(self, end: int) -> None:
-        sentence = self.text[self._start : end]
-        if has_words(sentence):
-            self._seen.add(_normal(sentence))
+    def _take(self, piece: Piece) -> None:
+        """A piece the splitter cut: a whole sentence, or the end of the text."""
+        self._start = piece.end
+        if not (piece.is_thinking or piece.whole or ends_a_sentence(piece.text)):
+            return  # the text stopped inside a sentence
+        if not piece.is_thinking and has_words(piece.text):
+            self._seen.add(_normal(piece.text))
             self.sentences += 1
-        self.boundary = end
-        self._start = end
+        self.boundary = piece.end
+        self._ends.append(piece.end)
 
     def _looping_at(self, char: str, at: int) -> bool:
         """The model is about to end a sentence it already said: that is a loop."""
-        if self._thinking or (char not in _ENDS and char not in _CJK_ENDS):
+        if self._splitter.thinking or char not in ENDING_MARKS:
             return False
-        if self._pending_end >= 0:
-            return False  # more of an ending already being checked
-        sentence = _normal(self.text[self._start : at])
+        before = self.text[self._start : at]
+        if before.rstrip(CLOSING_MARKS)[-1:] in tuple(ENDING_MARKS):
+            return False  # more of an ending ("?!", '."!')
+        sentence = _normal(before)
         return len(sentence) >= _MIN_REPEATED_CHARS and sentence in self._seen
 
     # -- words ---------------------------------------------------------------------------
 
     def _note_word(self, at: int) -> bool:
+        """Advance over the character at `at`; True when it completed a word."""
         char = self.text[at]
         added = False
         if _CJK.match(char):
@@ -233,9 +203,9 @@ class ReplyGuard:
 
     def _last_word_end(self) -> int:
         if not self._words:
-            return 0
+            return self._words_from
         word, start = self._words[-1]
-        return start + len(word)
+        return max(start + len(word), self._words_from)
 
     def _word_loop(self) -> bool:
         """The last words are one short unit said three times or more in a row."""
@@ -251,21 +221,14 @@ class ReplyGuard:
                 repeats += 1
             if repeats >= _MIN_REPEATS and repeats * unit >= _MIN_LOOP_WORDS:
                 loop_start = self._words[n - repeats * unit][1]
-                self.boundary = min(self.boundary, self._sentence_start_before(loop_start))
+                self.boundary = min(self.boundary, self._last_end_before(loop_start))
                 return True
         return False
 
-    def _sentence_start_before(self, position: int) -> int:
+    def _last_end_before(self, position: int) -> int:
         """The end of the last whole sentence at or before `position`."""
-        return self.boundary if self.boundary <= position else self._last_boundary(position)
-
-    def _last_boundary(self, position: int) -> int:
-        best = 0
-        for match in _ENDING.finditer(self.text[:position]):
-            end = match.end()
-            if match[0][0] in _CJK_ENDS or end >= len(self.text) or self.text[end].isspace():
-                best = end
-        return best
+        before = bisect_right(self._ends, position)
+        return self._ends[before - 1] if before else 0
 
 
 async def drop_cut_tail(
@@ -307,13 +270,12 @@ async def drop_cut_tail(
 
 
 def _unfinished(text: str, *, comma_ends: bool) -> bool:
-    """A fragment that stops inside a sentence (not at an ending or a closing tag; nor
-    at a comma when `comma_ends`)."""
-    stripped = re.sub(r"[\[【][^\]】\n]{0,40}[\]】]\s*$", "", text.rstrip()).rstrip()
-    if not stripped:
+    """A fragment that stops inside a sentence (not at an ending or a closing mark, tags
+    after it aside; nor at a comma when `comma_ends`)."""
+    stripped = without_trailing_tags(text)
+    if not stripped or ends_a_sentence(stripped) or (comma_ends and stripped[-1] in _COMMAS):
         return False
-    finished = _FINISHED if comma_ends else _ENDS + _CJK_ENDS + _CLOSERS
-    return stripped[-1] not in finished and has_words(stripped)
+    return has_words(stripped)
 
 
 # -- what the turn keeps and asks again ---------------------------------------------------

@@ -23,8 +23,9 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mappi
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, Self, TypeGuard
 
+from app.agent.agent_turn import TurnOutcome
 from app.agent.building import (
     CONF_UID,
     build_agent,
@@ -36,7 +37,6 @@ from app.agent.building import (
     long_term_memory,
     tools_offered,
 )
-from app.agent.core import TurnStats
 from app.agent.mcp import McpServer, start_mcp_servers
 from app.agent.memory_agent import BatchInput, MemoryAgent
 from app.agent.outputs import SentenceOutput, ToolStatus
@@ -44,7 +44,7 @@ from app.agent.speech_text import tidy_spaces
 from app.agent.storage import ConversationInfo, ConversationStorage, FileStorage
 from app.agent.tools import Tool, ToolRegistry
 from app.events import Notice
-from app.llm import ContentBlock, ImageBlock, Msg, Role, TextBlock, ValidationError
+from app.llm import ContentBlock, ImageBlock, ModelClient, Msg, Role, TextBlock, ValidationError
 
 if TYPE_CHECKING:
     from app.config import McpServerSettings, Settings
@@ -124,7 +124,7 @@ class AgentRunResult:
     conversation: str
     sentences: list[SentenceOutput]
     messages: list[Msg]  # the user's message first, then calls, tool results, the reply
-    stats: TurnStats
+    outcome: TurnOutcome  # stamps, tool rounds, model calls, error, what is unsaved
 
     @property
     def text(self) -> str:
@@ -271,13 +271,11 @@ class AgentRunner:
             self._open(request.conversation)
             before = len(self.agent.history)
             sentences: list[SentenceOutput] = []
-            chat = cast(
-                AsyncGenerator[SentenceOutput | ToolStatus, None], self.agent.chat(request.batch())
-            )
+            reply = self.agent.chat(request.batch())
             quiet = memory.hold() if memory is not None else contextlib.nullcontext()
-            async with contextlib.aclosing(chat) as replies:
+            async with contextlib.aclosing(reply):
                 with quiet:
-                    async for item in replies:
+                    async for item in reply:
                         if isinstance(item, SentenceOutput):
                             sentences.append(item)
                         yield item
@@ -285,7 +283,7 @@ class AgentRunner:
                 conversation=self.conversation,
                 sentences=sentences,
                 messages=self.agent.history[before:],
-                stats=self.agent.core.last_stats,
+                outcome=reply.outcome,
             )
 
     def _open(self, conversation: str | None) -> None:
@@ -325,10 +323,7 @@ class AgentRunner:
     async def load(self) -> None:
         """Load the chat model ahead of the first run (the embedded model's weights; a
         hosted one returns at once) and have a local model read the system prompt."""
-        provider = self.agent.core.provider
-        load = getattr(provider, "load", None)
-        if callable(load):
-            await load()
+        await self.agent.core.provider.load()
         if self.settings is not None and self.settings.chat.model.startswith("local/"):
             await self.agent.core.warm_up()
 
@@ -346,11 +341,10 @@ class AgentRunner:
         owned, self._owned = self._owned, []
         for part in owned:
             with contextlib.suppress(Exception):
-                aclose = getattr(part, "aclose", None)
-                if callable(aclose):
-                    await aclose()
-                elif callable(close := getattr(part, "close", None)):
-                    close()  # the screen grabber
+                if isinstance(part, ModelClient):  # the chat and vision model clients
+                    await part.aclose()
+                else:
+                    part.close()  # the screen grabber
 
     async def __aenter__(self) -> Self:
         await self.start()

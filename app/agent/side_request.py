@@ -48,7 +48,5 @@ async def _text(
     except ProviderError as exc:  # a provider that raises rather than reports
         return "".join(parts), exc
     finally:
-        aclose = getattr(events, "aclose", None)
-        if aclose is not None:
-            await aclose()  # stops a local model at once when the caller gives up
+        await events.aclose()  # stops a local model at once when the caller gives up
     return "".join(parts), None

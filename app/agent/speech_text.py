@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["INLINE_TAG", "speakable", "tidy_spaces"]
+from app.agent.markup import TAG
 
-# `<|ACT {"emotion": "joy"}|>` and stray special tokens (`<|im_end|>`): never for the user.
-# Bounded, so an unclosed `<|` costs at most 500 characters of look-ahead.
-INLINE_TAG = re.compile(r"<\|([^\n]{0,500}?)\|>")
+__all__ = ["speakable", "tidy_spaces"]
 
 _CJK_IDEOGRAPH = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _SPACES = re.compile(r"[ \t\u3000]+")
@@ -92,8 +90,8 @@ def speakable(text: str) -> str:
     `*actions*` opening or closing the sentence go. Prices and numbers stay ("$5", "3.14").
     """
     # Each pattern runs only when its marker is there: most sentences have no markup.
-    if "<" in text:
-        text = INLINE_TAG.sub(" ", text)
+    if "<|" in text:
+        text = TAG.sub(" ", text)  # its inline tags; bracket tags go with the asides below
     if text.lstrip()[:1] in _LINE_MARKERS:
         text = _LINE_MARKUP.sub("", text)
     if "](" in text:

@@ -9,17 +9,14 @@ through every stage untouched and in order.
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections.abc import AsyncGenerator, AsyncIterable, Sequence
 from typing import NamedTuple, TypeGuard, TypeVar, cast
 
-from app.agent.expression_words import is_feeling, resolve_expression, resolve_inside
+from app.agent.markup import might_hold_tag, take_tags
 from app.agent.outputs import Actions, SentenceOutput, ThinkingDelta
 from app.agent.reply_guard import ReplyCut, drop_cut_tail
 from app.agent.sentences import Fragment, close_source, sentence_divider
-from app.agent.speech_text import INLINE_TAG, speakable, tidy_spaces
+from app.agent.speech_text import speakable, tidy_spaces
 from app.avatar.state import EXPRESSIONS
 
 __all__ = [
@@ -45,87 +42,6 @@ class DisplayFragment(NamedTuple):
 
 # ---------------------------------------------------------------- actions_extractor
 
-# `[joy]`, `[Joy:0.6]`, `[big smile]`, `[开心]`, `【难过】`: one or two words of letters
-# (digits or "_" only in the art's own names, `[f03]`, `[exp_2]`: `[p1]` names an image);
-# not a markdown link label (`[docs](...)`).
-_TAG_WORDS = r"[^\W\d_][\w'-]*(?:[ '-][^\W\d_]+)?"
-_FEELING_WORDS = re.compile(r"[^\W\d_][^\W\d_'-]*(?:[ '-][^\W\d_]+)?")
-_INTENSITY = r"(?::\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*)?"
-_BRACKET_TAG = rf"[\[【]\s*({_TAG_WORDS})\s*{_INTENSITY}[\]】](?!\()"
-_TAG = re.compile(f"{_BRACKET_TAG}|{INLINE_TAG.pattern}")
-_MAY_HOLD_TAG = re.compile(r"[\[【]|<\|")
-_ACT_BODY = re.compile(r"\s*ACT\s*(\{.*\})\s*", re.IGNORECASE | re.DOTALL)
-
-
-def _intensity(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return 1.0
-    try:
-        number = float(value)
-    except ValueError:
-        return 1.0
-    return min(1.0, max(0.0, number)) if math.isfinite(number) else 1.0
-
-
-def _inline_expressions(body: str) -> list[tuple[str, float]]:
-    """The (emotion, intensity) pairs in `<|ACT {"emotion": "joy", "intensity": 0.6}|>`."""
-    match = _ACT_BODY.fullmatch(body)
-    if match is None:
-        return []
-    try:
-        data = json.loads(match[1])
-    except ValueError:
-        return []
-    if not isinstance(data, dict):
-        return []
-    names = data.get("emotion", data.get("expression"))
-    if isinstance(names, str):
-        names = [names]
-    if not isinstance(names, list):
-        return []
-    intensity = _intensity(data.get("intensity", 1.0))
-    return [(name, intensity) for name in names if isinstance(name, str)]
-
-
-def _tag_expression(words: str, known: dict[str, str]) -> str | None:
-    """The pack's expression a tag's words mean: the whole, then each word, then (for
-    Chinese, written without spaces) a feeling word inside it."""
-    found = resolve_expression(words, known)
-    if found is None and (" " in words or "-" in words):
-        for word in re.split(r"[ -]", words):
-            found = found or resolve_expression(word, known)
-    if found is None and not words.isascii():
-        found = resolve_inside(words, known)
-    return found
-
-
-def _extract_actions(text: str, known: dict[str, str]) -> tuple[str, Actions]:
-    actions = Actions()
-
-    def add(name: str | None, intensity: float) -> None:
-        if name is not None:
-            actions.expressions.append(name)
-            actions.intensities[name] = intensity
-
-    def take(match: re.Match[str]) -> str:
-        if match[3] is not None:  # <|...|> is never for the user, known emotion or not
-            for name, intensity in _inline_expressions(match[3]):
-                add(resolve_expression(name, known), intensity)
-            return " "
-        if not _FEELING_WORDS.fullmatch(match[1]) and match[1].lower() not in known:
-            return match[0]  # a label ([p1]), not one of the art's names
-        # A tag is never shown or spoken: the pack's expression, the nearest one for a
-        # word of feeling ("[laughs]", "[sorrow]", "[开心]"), or nothing at all...
-        found = _tag_expression(match[1], known)
-        if found is None and match[1][:1].isupper() and not is_feeling(match[1]):
-            # ... but a capitalised name in brackets is an answer ("[Tofu]" to "what's
-            # my cat called?"): its words stay, without the brackets.
-            return f" {match[1]} "
-        add(found, _intensity(match[2]) if match[2] else 1.0)
-        return " "  # keeps "so[joy]happy" two words; display_processor tidies the spaces
-
-    return _TAG.sub(take, text).strip(), actions
-
 
 async def actions_extractor(
     fragments: AsyncIterable[Fragment | Passthrough], *, expressions: Sequence[str] = EXPRESSIONS
@@ -145,10 +61,14 @@ async def actions_extractor(
         async for fragment in fragments:
             if not isinstance(fragment, Fragment):
                 yield fragment
-            elif fragment.is_thinking or not _MAY_HOLD_TAG.search(fragment.text):
+            elif fragment.is_thinking or not might_hold_tag(fragment.text):
                 yield fragment, Actions()
             else:
-                text, actions = _extract_actions(fragment.text, known)
+                text, named = take_tags(fragment.text, known)
+                actions = Actions()
+                for name, intensity in named:
+                    actions.expressions.append(name)
+                    actions.intensities[name] = intensity
                 yield Fragment(text, fragment.is_thinking), actions
     finally:
         await close_source(fragments)

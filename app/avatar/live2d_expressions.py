@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import tomlkit
 
+from app.agent.markup import is_tag_name
 from app.avatar.live2d_files import Live2DFiles
 from app.avatar.live2d_probe import Live2DFacts
 from app.avatar.state import EXPRESSIONS
@@ -36,7 +37,6 @@ __all__ = [
 ]
 
 TABLE_NAME = "companion-expressions.toml"
-TAG = re.compile(r"[A-Za-z][\w-]*")  # what `[tag]` in a reply can name (app.agent.transformers)
 Blend = Literal["set", "add", "multiply"]
 _BLEND: dict[str, Blend] = {"set": "set", "add": "add", "multiply": "multiply"}
 BLENDS = tuple(_BLEND)
@@ -145,9 +145,9 @@ class ExpressionTable:
 
 def _tag_for(name: str, taken: Iterable[str]) -> str:
     tag = name.strip().lower().replace(" ", "_")
-    if not TAG.fullmatch(tag):
+    if not is_tag_name(tag):
         tag = re.sub(r"[^\w-]", "_", tag)
-        tag = tag if TAG.fullmatch(tag) else f"expression_{tag}".rstrip("_")
+        tag = tag if is_tag_name(tag) else f"expression_{tag}".rstrip("_")
     base, n, used = tag, 2, set(taken)
     while tag in used:
         tag, n = f"{base}_{n}", n + 1
@@ -238,7 +238,7 @@ def parse_table(
     known = set(files.expressions) | set(facts.expressions)
     expressions: dict[str, str] = {}
     for tag, name in _mapping(data.get("expressions"), "expressions", problems).items():
-        if not TAG.fullmatch(tag):
+        if not is_tag_name(tag):
             problems.append(f"the tag {tag!r} cannot be written as [{tag}] (letters, digits, _)")
         elif not isinstance(name, str):
             problems.append(f"{tag} = {name!r} is not the name of an expression")
@@ -249,7 +249,7 @@ def parse_table(
             expressions[tag] = name
     presets: dict[str, tuple[PresetValue, ...]] = {}
     for tag, values in _mapping(data.get("presets"), "presets", problems).items():
-        if not TAG.fullmatch(tag):
+        if not is_tag_name(tag):
             problems.append(f"the tag {tag!r} cannot be written as [{tag}] (letters, digits, _)")
             continue
         presets[tag] = tuple(

@@ -89,7 +89,7 @@ async def _live(settings: Any, wav: Path, pcm: bytes, out: Path | None, as_json:
     except (ProviderError, ValueError) as exc:
         return fail(str(exc))
     results: list[TurnResult] = []
-    session.user_turns.on_result = results.append
+    session.host.on_turn_result(results.append)
     source = _PacedFile(pcm, settings.turn.fallback_ms / 1000 + _AFTER_S)
     try:
         started = time.perf_counter()
@@ -98,8 +98,7 @@ async def _live(settings: Any, wav: Path, pcm: bytes, out: Path | None, as_json:
             return fail(notices[0])
         load_ms = (time.perf_counter() - started) * 1000
         await session.listen(source)
-        while session.user_turns.pending or session.busy:
-            await asyncio.sleep(0.05)
+        await session.host.until_idle(timeout_s=float("inf"))
     finally:
         await session.aclose()
     if out is not None and sink.sample_rate:
@@ -109,10 +108,10 @@ async def _live(settings: Any, wav: Path, pcm: bytes, out: Path | None, as_json:
         "input_s": round(len(pcm) / BYTES_PER_SECOND, 2),
         "model": settings.chat.model,
         "endpointing": settings.turn.endpointing,
-        "speculative_replies": session.user_turns.speculate,
+        "speculative_replies": session.host.figures().speculative_replies,
         "load_ms": round(load_ms, 1),
         "turns": [_turn_doc(r, source.started_at, partials) for r in results],
-        "speculation": session.user_turns.stats.to_json(),
+        "speculation": session.host.figures().speculation.to_json(),
     }
     if out is not None:
         doc["out"] = str(out)

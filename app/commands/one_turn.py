@@ -189,7 +189,7 @@ def exit_code(result: Any, *, quiet: bool, spoken: bool) -> int:
         if not quiet:
             print(f"companion: {result.error}", file=sys.stderr)
         return 1
-    if not result.heard:
+    if not result.user_words:
         if not quiet and spoken:
             print("companion: no speech was recognised in the WAV file", file=sys.stderr)
         return 1

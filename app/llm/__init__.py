@@ -68,6 +68,8 @@ from app.llm.response import FinishReason, LLMResponse, Usage
 from app.llm.routing import PROVIDERS, ModelRoute, ProviderInfo, parse_model_route
 
 if TYPE_CHECKING:
+    from app.llm.adapted import model_client
+    from app.llm.base import ModelClient
     from app.llm.client import (
         CompletionProvider,
         ProviderClient,
@@ -78,9 +80,11 @@ if TYPE_CHECKING:
 # Names whose module is heavy to import: loaded when first asked for.
 _LAZY = {
     "CompletionProvider": "app.llm.client",
+    "ModelClient": "app.llm.base",
     "ProviderClient": "app.llm.client",
     "StreamingProvider": "app.llm.client",
     "create_provider_client": "app.llm.client",
+    "model_client": "app.llm.adapted",
 }
 
 
@@ -117,6 +121,7 @@ __all__ = [
     "InvalidRequestError",
     "LLMRequest",
     "LLMResponse",
+    "ModelClient",
     "ModelNotInstalledError",
     "ModelResponseFailed",
     "ModelRoute",
@@ -152,5 +157,6 @@ __all__ = [
     "collect_response",
     "create_provider_client",
     "is_context_overflow",
+    "model_client",
     "parse_model_route",
 ]

@@ -12,6 +12,7 @@ from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
+from app.llm.base import Progress
 from app.llm.events import ModelStreamEvent, collect_response
 from app.llm.http_client import HttpWireClient, load_wire
 from app.llm.request import LLMRequest
@@ -46,7 +47,11 @@ class StreamingProvider(Protocol):
 class ProviderClient(CompletionProvider, StreamingProvider, Protocol):
     """A configured model. `stream()` needs `request.stream=True`, `complete()` needs False.
 
-    `cancel()` ends every stream in progress with `response.cancelled`.
+    `cancel()` ends every stream in progress with `response.cancelled`. What a client
+    may have nothing to do for (`load`, `aclose`, `estimate_input_tokens`,
+    `read_ahead`, `needs_preparing`) is declared with its default in `ModelClient`,
+    which every client built here inherits; `app.llm.adapted.model_client()` makes
+    any other provider one.
     """
 
     provider: str
@@ -58,9 +63,17 @@ class ProviderClient(CompletionProvider, StreamingProvider, Protocol):
 
     def estimate_input_tokens(self, request: LLMRequest) -> int: ...
 
-    async def load(self) -> None:
+    @property
+    def needs_preparing(self) -> bool: ...
+
+    async def load(self, progress: Progress | None = None) -> None:
         """Get ready to answer: the embedded model loads its weights; hosted ones return."""
         ...
+
+    @property
+    def reads_ahead(self) -> bool: ...
+
+    async def read_ahead(self, request: LLMRequest) -> None: ...
 
     def cancel(self) -> None: ...
 

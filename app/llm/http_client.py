@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 import httpx
 
 from app.http_bodies import BodyTooLarge, read_body
+from app.llm.base import ModelClient
 from app.llm.errors import (
     ModelResponseFailed,
     ProviderConnectionError,
@@ -28,7 +29,7 @@ from app.llm.errors import (
     redact,
 )
 from app.llm.events import EventEmitter, ModelStreamEvent, collect_response
-from app.llm.request import LLMRequest, estimate_input_tokens, require_stream_flag
+from app.llm.request import LLMRequest, require_stream_flag
 from app.llm.response import LLMResponse
 from app.llm.routing import ModelRoute, resolve_api_key, wire_model_name
 from app.llm.waiting import REPLY_DEADLINE_S, ReplyBudget, ReplyControl, when_to_retry
@@ -115,8 +116,9 @@ class RequestSigner(Protocol):
         ...
 
 
-class HttpWireClient:
-    """A hosted model reached over HTTP through one wire module (a `ProviderClient`)."""
+class HttpWireClient(ModelClient):
+    """A hosted model reached over HTTP through one wire module (a `ProviderClient`);
+    nothing to load, tokens estimated as `ModelClient` does."""
 
     def __init__(
         self,
@@ -157,12 +159,6 @@ class HttpWireClient:
             f"HttpWireClient({str(self.route)!r}, wire={self.wire.NAME!r}, "
             f"base_url={self.base_url!r})"
         )
-
-    def estimate_input_tokens(self, request: LLMRequest) -> int:
-        return estimate_input_tokens(request)
-
-    async def load(self) -> None:
-        """Nothing to load for a hosted model."""
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         require_stream_flag(request, streaming=False)

@@ -2,6 +2,8 @@
 conversations over parts built from the settings.
 
     conductor.py      VoiceSession: lifecycle, public controls, the one interruption
+    turn_desk.py      one turn at a time: the one in flight is interrupted first
+    host_port.py      what hosts other than the window use (turn results, figures, idle)
     assembly.py       the parts built from Settings (starts nothing)
     listening.py      mic gate, level meter, VAD, barge-in detection → events
     listen_events.py  the events the listening side yields
@@ -14,8 +16,9 @@ conversations over parts built from the settings.
     barge_in.py       detected → words or timeout → resume or stand down
     turn.py           one turn: agent → sentences → TTS look-ahead → playback, what was heard
     conversations.py  the conversation list the window uses
-    interruption.py   the generation counter every stage checks, with its hooks
-    floor.py          who is talking now (shared by the turn, the listener, the conductor)
+    interruption.py   the one interruption: the generation counter every stage checks
+    speaking.py       who is speaking, told one way: typed signals and each part's view
+    strategies.py     barge-in, half-duplex, push-to-talk: when the user may interrupt
     captures.py       screenshots the user sees (and confirms)
 """
 

@@ -4,7 +4,9 @@ words make the interruption stand (and become the next turn), no words within
 acknowledgement alone ("mm-hm", "yeah, okay"): that is not a turn.
 
 One barge-in at a time. Utterances that end while the first one's words are being
-transcribed join it: one interruption is one turn.
+transcribed join it: one interruption is one turn. The paused turn learns the outcome
+from the signals (`BargeInPaused`, `BargeInSettled`); when the interruption stands, the
+words' turn interrupts it as every new turn does.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from app.session.floor import Floor
+from app.session.speaking import BargeInPaused, BargeInSettled, Signals, SpeakingView
 from app.session.wording import is_backchannel
 
 log = logging.getLogger(__name__)
@@ -35,15 +37,16 @@ class BargeIns:
 
     def __init__(
         self,
-        floor: Floor,
+        signals: Signals,
         transcribe: Callable[[bytes], Awaitable[str]],
         *,
         resume_timeout_s: float,
     ) -> None:
-        self._floor = floor
+        self._signals = signals
+        self._view = SpeakingView(signals)
         self._transcribe = transcribe
         self._resume_timeout_s = resume_timeout_s
-        self._decision: asyncio.Future[bool] | None = None
+        self._waiting: int | None = None  # the number of the barge-in waiting for words
         self._words_pending = False
         self._more: list[tuple[bytes, float]] = []
         self.count = 0  # barge-ins detected
@@ -52,47 +55,42 @@ class BargeIns:
 
     @property
     def pending(self) -> bool:
-        return self._decision is not None
+        return self._waiting is not None
 
-    def detected(self, speech_ms: float) -> asyncio.Future[bool]:
-        """The user has spoken over the companion long enough: it stops speaking now and
-        the returned decision says what happens next (True: speak on)."""
+    def detected(self, speech_ms: float) -> int:
+        """The user has spoken over the companion long enough: its voice stops now and
+        waits for their words. Returns this barge-in's number (for `watch`)."""
         self.count += 1
         self.last_at = time.perf_counter()
         log.info("barge-in after %.0f ms of speech", speech_ms)
-        decision = self._decision = asyncio.get_running_loop().create_future()
-        self._floor.barge_pending = True
-        if self._floor.sink is not None:
-            self._floor.sink.stop()
-        return decision
+        self._waiting = self.count
+        sink = self._view.sink
+        self._signals.emit(BargeInPaused(speech_ms))
+        if sink is not None:
+            sink.stop()
+        return self.count
 
     def decide(self, *, resume: bool) -> None:
         """Settle the barge-in waiting (if any): speak on, or the interruption stands."""
-        decision, self._decision = self._decision, None
-        self._floor.barge_pending = False
-        if decision is not None and not decision.done():
-            decision.set_result(resume)
-            if resume:
-                self.resumes += 1
-                log.info("no words after the barge-in: speaking on")
+        if self._waiting is None:
+            return
+        self._waiting = None
+        if resume:
+            self.resumes += 1
+            log.info("no words after the barge-in: speaking on")
+        self._signals.emit(BargeInSettled(resume))
 
-    async def outcome(self) -> bool | None:
-        """For the turn whose voice was paused: True to speak on, False when the
-        interruption stands, None when no barge-in waits."""
-        decision = self._decision
-        return None if decision is None else await asyncio.shield(decision)
-
-    async def watch(self, decision: asyncio.Future[bool], in_speech: Callable[[], bool]) -> None:
-        """Resume when the barge-in brings no utterance: `resume_timeout_s` after the
-        decision, once the user is no longer speaking, unless their words are being
-        transcribed (an empty transcript resumes too)."""
+    async def watch(self, number: int, in_speech: Callable[[], bool]) -> None:
+        """Resume when barge-in `number` brings no utterance: `resume_timeout_s` after it,
+        once the user is no longer speaking, unless their words are being transcribed
+        (an empty transcript resumes too)."""
         await asyncio.sleep(self._resume_timeout_s)
-        while not decision.done() and (in_speech() or self._words_pending):
+        while self._waiting == number and (in_speech() or self._words_pending):
             await asyncio.sleep(0.05)
-        if self._decision is decision:
+        if self._waiting == number:
             self.decide(resume=True)
 
-    def heard(self, pcm: bytes | None, speech_end: float) -> bool:
+    def utterance_ended(self, pcm: bytes | None, speech_end: float) -> bool:
         """An utterance ended while the barge-in waits. True: call `words(pcm, ...)` now;
         False: it joined the words being transcribed, or it had no speech (speak on)."""
         if self._words_pending:

@@ -13,10 +13,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from app.agent.mcp import McpServer
+from app.agent.mcp import McpServer, start_mcp_servers
 from app.agent.storage import ConversationInfo, ConversationStorage
 from app.audio.capture import AudioSource, MicrophoneSource, MicrophoneUnavailable
 from app.audio.playback import AudioSink
@@ -39,8 +39,8 @@ from app.session.assembly import assemble
 from app.session.barge_in import BargeIns
 from app.session.captures import CaptureDesk
 from app.session.conversations import Conversations
-from app.session.floor import Floor
-from app.session.interruption import Interruptions, Scope
+from app.session.host_port import SessionHost
+from app.session.interruption import Interruptions
 from app.session.listen_events import (
     BargeInHeard,
     ListenEvent,
@@ -49,8 +49,8 @@ from app.session.listen_events import (
     MicLost,
     PartialWords,
     SpeechResumed,
-    SpeechStarted,
-    UtteranceEnded,
+    UserStartedSpeaking,
+    UserStoppedSpeaking,
     WordsCannotCome,
     WordsReady,
 )
@@ -58,21 +58,25 @@ from app.session.listening import Listener, MicGate
 from app.session.services import (
     load_all,
     load_chat_model,
-    start_mcp_servers,
     vtube_studio_bridge,
 )
 from app.session.speaker import Speaker
+from app.session.speaking import (
+    Signals,
+    SoundTestEnded,
+    SpeakingView,
+)
 from app.session.supervision import Supervisor
 from app.session.turn import TurnResult, TurnRunner, transcribe
+from app.session.turn_desk import TurnDesk, TurnMaker
 from app.session.user_turns import UserTurns
 from app.speech import SpeechClient
-from app.tts import TTSEngine
+from app.tts import LoadingTTSEngine, TTSEngine
 
 log = logging.getLogger(__name__)
 
 TEST_SOUND_TAIL_S = 0.5  # a sound test's play-back still in the device's buffer
 TESTING = "paused during a sound test"
-_TurnMaker = Callable[[Scope], Coroutine[Any, Any, TurnResult]]
 
 
 class VoiceSession:
@@ -93,7 +97,11 @@ class VoiceSession:
         events: EventHub | None = None,
         history_uid: str | None = None,
     ) -> None:
+        # The settings this session runs with, fixed at its start: a change saved while
+        # it runs applies at the next start, to every part alike (`self.settings` is the
+        # app's live object, which the shell saves its own state into).
         self.settings = settings
+        settings = self._running = settings.model_copy(deep=True)
         self.events = events or EventHub()
         self.captures = CaptureDesk(self.events)
         self._grabber = ScreenGrabber()
@@ -126,12 +134,14 @@ class VoiceSession:
         self._vision_client = parts.vision_client
         self.notices = parts.notices  # told at start()
         self._source = source
-        self.floor = Floor()
+        # Who is speaking is told one way, by signals; each part keeps its own view.
+        self.signals = Signals()
         self.interruptions = Interruptions()
         self.gate = MicGate(settings.audio.mic_mode)
-        self.listener = Listener(settings, self.gate, self.floor, self.echo, self.speech)
+        view = SpeakingView(self.signals)
+        self.listener = Listener(settings, self.gate, view, self.echo, self.speech)
         self.barge = BargeIns(
-            self.floor, self.transcribe, resume_timeout_s=settings.audio.resume_timeout_s
+            self.signals, self.transcribe, resume_timeout_s=settings.audio.resume_timeout_s
         )
         self.turns = TurnRunner(
             settings,
@@ -139,53 +149,70 @@ class VoiceSession:
             speech=self.speech,
             tts=self.tts,
             avatar=self.avatar,
-            floor=self.floor,
-            barge_ins=self.barge,
+            signals=self.signals,
             events=self.events,
         )
         self.user_turns = UserTurns(
             settings,
             turns=self.turns,
-            floor=self.floor,
+            signals=self.signals,
             barge=self.barge,
             events=self.events,
             interruptions=self.interruptions,
             run_exclusive=self._run_exclusive,
             spawn=self._spawn,
         )
+        self.desk = TurnDesk(
+            self.signals,
+            self.interruptions,
+            before_each=self.user_turns.drop_speculation,
+            hold=self.memory.hold,
+            turn_ids=lambda: self.turns.turn_ids,
+        )
         self.conversation_list = Conversations(self.storage, self.agent, self.events)
-        self.sink = sink
-        self.speaker = Speaker(settings.audio, self.floor, self.events, self._use_sink)
+        self.speaker = Speaker(settings.audio, self.signals, self.events, self._connect_far_end)
+        self.speaker.use(sink)
         self._mcp_servers: list[McpServer] = []
+        # The VTube Studio bridge when it is the renderer: from start() on it follows the
+        # expression and mouth events, on a task that reconnects by itself.
+        self.vtube_studio = vtube_studio_bridge(
+            settings, self.events, on_token=self.agent.core.redactor.add
+        )
         self._vts_unsubscribe: Callable[[], None] | None = None
-        self.vtube_studio: Any = None  # the VTube Studio bridge, when it is the renderer
-        self._supervisor = Supervisor(
+        self.supervisor = Supervisor(
             self.events.emit,
             lambda text: self.agent.core.redactor(text),
             lambda words: self._status(Status.ERROR),  # the notice has the words
         )
-        self._tasks = self._supervisor.tasks
         self._listening = 0  # listen() loops running
+        self.host = SessionHost(  # what `companion turn --live` and the benchmarks use
+            turns=self.turns,
+            user_turns=self.user_turns,
+            barge=self.barge,
+            listener=self.listener,
+            tasks=self.supervisor.tasks,
+            busy=lambda: self.busy,
+            view=SpeakingView(self.signals, self.speaker.sink),
+        )
         self._closed = False
 
     # ----- the parts' state, as presenters and tests read it ------------------------
     @property
     def sink(self) -> AudioSink | None:
         """Where replies are heard (None: shown only)."""
-        return self.floor.sink
+        return self.speaker.sink
 
     @sink.setter
     def sink(self, sink: AudioSink | None) -> None:
-        self.floor.sink = sink
-        if sink is not None and hasattr(sink, "far_end"):
-            sink.far_end = self.echo.far_end  # what it plays is the canceller's far end
+        self.speaker.use(sink)
 
-    def _use_sink(self, sink: AudioSink) -> None:
-        self.sink = sink
+    def _connect_far_end(self, sink: AudioSink) -> None:
+        if hasattr(sink, "far_end"):
+            sink.far_end = self.echo.far_end  # what it plays is the canceller's far end
 
     @property
     def busy(self) -> bool:
-        return self.floor.busy
+        return self.desk.busy
 
     @property
     def closed(self) -> bool:
@@ -205,7 +232,7 @@ class VoiceSession:
 
     # ----- supervision ---------------------------------------------------------------
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
-        return self._supervisor.spawn(coro, name)
+        return self.supervisor.spawn(coro, name)
 
     def _status(self, status: Status, detail: str = "") -> None:
         self.events.emit(StatusChanged(status, detail))
@@ -224,27 +251,29 @@ class VoiceSession:
         for notice in self.notices:
             self.events.emit(Notice(notice, error=True))
         self.notices.clear()
-        if self.settings.mcp.servers and self.agent.core.enable_tool:
+        if self._running.mcp.servers and self.agent.core.enable_tool:
             self._spawn(self.start_mcp_servers(), "mcp-servers")
         if self.sink is None:  # ours to find, and to find again whenever it is gone
             await self.speaker.connect()
             self._spawn(self.speaker.keep(), "speaker")
         self._spawn(self._idle_expression_loop(), "avatar-idle")
         self._spawn(self.conversation_list.keep_saving(), "history-saving")
-        self._start_vtube_studio()
+        if self.vtube_studio is not None and self._vts_unsubscribe is None:
+            self._vts_unsubscribe = self.events.subscribe(self.vtube_studio.handle)
+            self._spawn(self.vtube_studio.run(), "vtube-studio")
         await self.load_models()
         if listen:
             if self._source is None:
                 try:
-                    name = MicrophoneSource.check_available(self.settings.audio.input_device)
-                    self._source = MicrophoneSource(self.settings.audio.input_device)
+                    name = MicrophoneSource.check_available(self._running.audio.input_device)
+                    self._source = MicrophoneSource(self._running.audio.input_device)
                     self.events.emit(MicStateChanged(True, True, name))
                 except MicrophoneUnavailable as exc:
                     self.gate.enabled = False
                     self.events.emit(MicStateChanged(False, False, str(exc)))
                     self._status(Status.IDLE, "no microphone: type your messages")
                     return
-            self._spawn(self._listen_to_microphone(), "listen")
+            self._spawn(self.listen_to_microphone(self._source), "listen")
         self._status(Status.LISTENING if listen and self.gate.enabled else Status.IDLE)
 
     async def load_models(self) -> None:
@@ -253,13 +282,12 @@ class VoiceSession:
             ("speech recognition", self.speech.load()),
             ("turn model", self.listener.load()),
         ]
-        if callable(getattr(self.provider, "load", None)):
-            warm_up = self.settings.chat.model.startswith("local/")  # a hosted one bills
-            chat = load_chat_model(self.provider, self.events, self.agent.core if warm_up else None)
-            loaders.append(("chat model", chat))
-        tts_load = getattr(self.tts, "load", None)
-        if callable(tts_load):
-            loaders.append(("voice", tts_load()))
+        core = self.agent.core  # its provider: the chat model as a `ModelClient`
+        warm_up = self._running.chat.model.startswith("local/")  # a hosted one bills
+        chat = load_chat_model(core.provider, self.events, core if warm_up else None)
+        loaders.append(("chat model", chat))
+        if isinstance(self.tts, LoadingTTSEngine):
+            loaders.append(("voice", self.tts.load()))
         loaders.append(("memory", asyncio.to_thread(self.memory.open)))
         await load_all(loaders, self.events)
         self.memory.resume()
@@ -267,35 +295,23 @@ class VoiceSession:
 
     async def start_mcp_servers(self) -> None:
         """Start the MCP servers in the config and offer their tools to the model."""
-        servers = await start_mcp_servers(self.settings.mcp.servers, self.tools, self.events)
+        servers, problems = await start_mcp_servers(self._running.mcp.servers, self.tools)
         self._mcp_servers.extend(servers)
-
-    def _start_vtube_studio(self) -> None:
-        """Drive a VTube Studio model from the expression and mouth events, on a task
-        that reconnects by itself (with `avatar.renderer = "vtube_studio"`)."""
-        if self._vts_unsubscribe is not None:
-            return
-        bridge = vtube_studio_bridge(
-            self.settings, self.events, on_token=self.agent.core.redactor.add
-        )
-        if bridge is None:
-            return
-        self.vtube_studio = bridge
-        self._vts_unsubscribe = self.events.subscribe(bridge.handle)
-        self._spawn(bridge.run(), "vtube-studio")
+        for problem in problems:  # those that cannot start are told about and left out
+            self.events.emit(Notice(problem, error=True))
 
     async def aclose(self, *, memory_wait_s: float | None = None) -> None:
         """Stop everything; the turns queued for the memory are looked at for up to
         `memory_wait_s` first (default `app.memory.writer.CLOSE_WAIT_S`)."""
         if self._closed:
             return
-        self._closed = self._supervisor.closing = True
+        self._closed = self.supervisor.closing = True
         self.turns.keep_face()  # no face reset after the session is gone
         if self._vts_unsubscribe is not None:
             self._vts_unsubscribe()  # the bridge's task is cancelled with the others below
             self._vts_unsubscribe = None
         self.interrupt()
-        await self._supervisor.cancel_all()
+        await self.supervisor.cancel_all()
         if self._source is not None:
             await self._source.aclose()
         if self.sink is not None:
@@ -308,11 +324,11 @@ class VoiceSession:
         self.captures.refuse_all()
         with contextlib.suppress(Exception):  # before the model goes: it may be asked
             await self.memory.aclose(*(() if memory_wait_s is None else (memory_wait_s,)))
-        for client in (self.provider, self._vision_client):
-            close = getattr(client, "aclose", None)
-            if callable(close):
-                with contextlib.suppress(Exception):
-                    await close()
+        with contextlib.suppress(Exception):
+            await self.agent.core.provider.aclose()
+        if self._vision_client is not None:
+            with contextlib.suppress(Exception):
+                await self._vision_client.aclose()
 
     # ----- controls -------------------------------------------------------------------
     def interrupt(self) -> None:
@@ -341,7 +357,8 @@ class VoiceSession:
         interrupts it."""
         if self.gate.mode != "push_to_talk":
             return
-        if pressed and not self.gate.held and (self.floor.speaking or self.busy):
+        press = self.listener.rules.push_to_talk
+        if pressed and not self.gate.held and press.interrupts_on_press():
             self.interrupt()
         if self.gate.hold(pressed):
             self.events.emit(PushToTalkChanged(pressed))
@@ -351,7 +368,7 @@ class VoiceSession:
         dropped, so nothing of a test becomes a turn. Pauses nest; the end of the last
         one leaves the test's sound a moment to die away."""
         if self.gate.pause(paused):
-            self.floor.echo_until = time.perf_counter() + TEST_SOUND_TAIL_S
+            self.signals.emit(SoundTestEnded(time.perf_counter() + TEST_SOUND_TAIL_S))
         if self._listening and not self.busy:  # (while it loads, the status stays)
             self._status(*((Status.MUTED, TESTING) if paused else (self._idle_status(),)))
 
@@ -377,7 +394,7 @@ class VoiceSession:
     async def switch_conversation(self, uid: str) -> None:
         """Talk in conversation `uid` from now on; the model remembers only it."""
         self.conversation_list.require(uid)
-        await self._settle()
+        await self.desk.settle()
         self.conversation_list.switch(uid)
 
     def rename_conversation(self, uid: str, title: str) -> None:
@@ -388,7 +405,7 @@ class VoiceSession:
         remaining one (or a new, empty one)."""
         current = uid == self.conversation_id
         if current:
-            await self._settle()
+            await self.desk.settle()
         following = self.conversation_list.delete(uid)
         if following is not None:
             await self.switch_conversation(following)
@@ -407,35 +424,14 @@ class VoiceSession:
     async def transcribe(self, pcm: bytes) -> str:
         return await transcribe(self.speech, pcm)
 
-    async def _settle(self) -> None:
-        """Interrupt a turn in flight and wait until it has saved what was heard."""
-        turn = self.floor.turn
-        if turn is not None and not turn.done():
-            self.interrupt()
-            with contextlib.suppress(BaseException):
-                await turn
-
-    async def _run_exclusive(self, make: _TurnMaker) -> TurnResult:
-        """Run one turn at a time: the one in flight is interrupted first (and a held
-        speculative reply is thrown away)."""
-        self.user_turns.drop_speculation()
-        await self._settle()
-        scope = self.interruptions.scope()
-        task: asyncio.Task[TurnResult] = asyncio.create_task(make(scope))
-        self.floor.turn = task
-        with scope.hooked(task.cancel), self.memory.hold():
-            try:
-                result = await asyncio.shield(task)
-            except asyncio.CancelledError:
-                if not task.done():
-                    raise  # our caller was cancelled; the turn goes on
-                result = TurnResult(self.turns.turn_ids, "", interrupted=True)
+    async def _run_exclusive(self, make: TurnMaker) -> TurnResult:
+        """One turn at a time (`TurnDesk`), then the status the turn leaves."""
+        result = await self.desk.run(make)
         if not self._closed and not self.busy:
             if result.interrupted:
                 self._status(self._ready_status(), "interrupted")
-            elif result.error is None and result.heard:
+            elif result.error is None and result.user_words:
                 self._status(self._ready_status())
-        log.info("turn %d timings %s", result.turn_id, result.timings_ms)
         self._spawn(asyncio.to_thread(return_freed_memory), "return-freed-memory")
         return result
 
@@ -444,11 +440,11 @@ class VoiceSession:
         """Listen continuously: VAD endpointing, then one turn per utterance."""
         await self._follow(self.listener.events(source))
 
-    async def _listen_to_microphone(self, retry_s: float = 3.0) -> None:
+    async def listen_to_microphone(self, source: AudioSource, retry_s: float = 3.0) -> None:
         """Listen; when the microphone goes away, say so and resume when it is back."""
-        assert self._source is not None
-        device = self.settings.audio.input_device
-        await self._follow(self.listener.microphone(self._source, device, retry_s=retry_s))
+        self._source = source
+        device = self._running.audio.input_device
+        await self._follow(self.listener.microphone(source, device, retry_s=retry_s))
 
     async def _follow(self, heard: AsyncIterator[ListenEvent]) -> None:
         self._listening += 1
@@ -462,17 +458,17 @@ class VoiceSession:
     def _on_heard(self, event: ListenEvent) -> None:
         if isinstance(event, MicLevel):
             self.events.emit(event)
-        elif isinstance(event, SpeechStarted):
+        elif isinstance(event, UserStartedSpeaking):
             self.memory.activity()  # the model is for the turn that may follow
             if not self.busy:
                 self._status(Status.HEARING)
         elif isinstance(event, BargeInHeard):
-            decision = self.barge.detected(event.speech_ms)
+            number = self.barge.detected(event.speech_ms)
             # An interruption meanwhile (Esc, a new turn) ends the wait: it stands.
             self.interruptions.scope().on_interrupt(lambda: self.barge.decide(resume=False))
             self._status(Status.HEARING, "interrupted")
             self._spawn(
-                self.barge.watch(decision, lambda: self.listener.in_speech), "barge-in-watchdog"
+                self.barge.watch(number, lambda: self.listener.in_speech), "barge-in-watchdog"
             )
         elif isinstance(event, WordsCannotCome):
             self.barge.decide(resume=True)
@@ -483,10 +479,10 @@ class VoiceSession:
             self._source = event.source
             self.events.emit(MicStateChanged(self.gate.enabled, True, event.name))
             self._status(self._idle_status())
-        elif isinstance(event, UtteranceEnded):
+        elif isinstance(event, UserStoppedSpeaking):
             self.user_turns.ended(event)
         elif isinstance(event, PartialWords | WordsReady | SpeechResumed | ListeningNote):
-            self.user_turns.heard(event)
+            self.user_turns.words(event)
 
     async def _idle_expression_loop(self) -> None:
         while True:

@@ -310,7 +310,7 @@ class TurnDetector:
         reason = self._decide()
         return [self._end(reason)] if reason is not None else []
 
-    def heard(self, speech_bytes: int, text: str) -> list[Action]:
+    def words_came(self, speech_bytes: int, text: str) -> list[Action]:
         """A transcript of the turn's first `speech_bytes` of speech is in."""
         if not self.in_turn or speech_bytes != self._speech_bytes or self._silence_frames == 0:
             return []

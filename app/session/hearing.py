@@ -57,7 +57,7 @@ async def transcribe(speech: SpeechClient, pcm: bytes) -> str:
     return text
 
 
-class _Heard:
+class _Transcriber:
     """What both ways of hearing share: the results waiting to be taken, the event set
     while there are some, which turn is being heard, and what it cost."""
 
@@ -78,7 +78,7 @@ class _Heard:
         return results
 
 
-class Snapshots(_Heard):
+class Snapshots(_Transcriber):
     """Transcribes snapshots of the turn, one at a time."""
 
     streams = False
@@ -184,7 +184,7 @@ class Snapshots(_Heard):
         self._next = None
 
 
-class Streamed(_Heard):
+class Streamed(_Transcriber):
     """One live recognition stream per turn; its partial text is passed on."""
 
     streams = True

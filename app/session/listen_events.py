@@ -13,7 +13,7 @@ from app.session.endpointing import EndReason
 
 
 @dataclass(frozen=True, slots=True)
-class SpeechStarted:
+class UserStartedSpeaking:
     """The VAD heard the user's turn begin."""
 
 
@@ -42,7 +42,7 @@ FinalWords = Callable[[], Awaitable[tuple[str, bool]]]
 
 
 @dataclass(frozen=True, slots=True)
-class UtteranceEnded:
+class UserStoppedSpeaking:
     """The user's turn is over. `pcm` is None when the speech was too short to be one.
 
     `speech_end` is the perf_counter() moment the speech ended; `over_barge_in`: it
@@ -100,11 +100,11 @@ class ListeningNote:
 
 
 ListenEvent = (
-    SpeechStarted
+    UserStartedSpeaking
     | SpeechResumed
     | PartialWords
     | WordsReady
-    | UtteranceEnded
+    | UserStoppedSpeaking
     | BargeInHeard
     | WordsCannotCome
     | MicLevel

@@ -4,9 +4,10 @@ and hearing the words while they are spoken), and barge-in detection.
 
 `Listener.events(source)` yields typed events (`app.session.listen_events`: the user's
 turn started, resumed, partial words, words ready, ended; barge-in; the level) and
-decides nothing about turns: the conductor does. It reads the `Floor` to know when the
-microphone hears the companion. `Listener.microphone(...)` does the same for a
-microphone that may go away and come back (`MicLost`, `MicBack`).
+decides nothing about turns: the conductor does. Whether the microphone is heard while
+the companion speaks, and whether speech over it may interrupt, is the strategy in force
+(`app.session.strategies`), which follows the speaking signals. `Listener.microphone(...)`
+does the same for a microphone that may go away and come back (`MicLost`, `MicBack`).
 """
 
 from __future__ import annotations
@@ -26,17 +27,18 @@ from app.audio.vad import BargeInDetector, Endpointer, EndpointerConfig, SileroV
 from app.config import Settings
 from app.events import MicLevel
 from app.session.endpointing import EndReason, TurnEnd
-from app.session.floor import Floor
 from app.session.listen_events import (
     BargeInHeard,
     ListenEvent,
     ListeningNote,
     MicBack,
     MicLost,
-    UtteranceEnded,
+    UserStoppedSpeaking,
     WordsCannotCome,
 )
-from app.session.turn_taking import Heard, TurnTaking
+from app.session.speaking import SpeakingView
+from app.session.strategies import FloorRules
+from app.session.turn_taking import Detected, TurnTaking
 from app.speech import SpeechClient
 
 if TYPE_CHECKING:
@@ -101,7 +103,7 @@ class Listener:
         self,
         settings: Settings,
         gate: MicGate,
-        floor: Floor,
+        view: SpeakingView,
         echo: EchoCanceller,
         speech: SpeechClient | None = None,
     ) -> None:
@@ -109,7 +111,8 @@ class Listener:
         self._vad_settings = settings.vad
         self._audio = settings.audio
         self.gate = gate
-        self.floor = floor
+        self._view = view
+        self.rules = FloorRules(settings.audio, gate, echo, view)
         self.echo = echo
         self._speech = speech
         self._turn_model: SmartTurn | None = None
@@ -127,12 +130,7 @@ class Listener:
         """Whether speech over the companion may interrupt it: barge-in is on, the mic is
         always on, and echo cancellation runs with the sink's audio as its reference
         (without one, the mic is ignored while the companion speaks: half-duplex)."""
-        return (
-            self._audio.barge_in
-            and self.gate.mode == "always_on"
-            and self.echo.cancels
-            and self.floor.has_far_end
-        )
+        return self.rules.can_barge_in
 
     async def load(self) -> None:
         """Load the turn model once, when the settings ask for it. If it cannot be,
@@ -171,7 +169,7 @@ class Listener:
             yield ListeningNote(problem)
         taking = self.taking = TurnTaking(self._settings, self._speech, self._turn_model)
         barge = BargeInDetector(v.barge_in_ms, v.start_threshold, v.stop_threshold)
-        floor, gate, echo = self.floor, self.gate, self.echo
+        view, gate, echo = self._view, self.gate, self.echo
         pending = bytearray()
         level_bytes, level_sum = 0, 0.0
         try:
@@ -201,20 +199,17 @@ class Listener:
                     end = taking.flush(EndReason.PUSH_TO_TALK)
                     vad.reset()
                     if end is None:
-                        yield UtteranceEnded(None, time.perf_counter(), push_to_talk=True)
+                        yield UserStoppedSpeaking(None, time.perf_counter(), push_to_talk=True)
                     else:
                         yield self._event(end, taking, 0, push_to_talk=True)
-                over_voice = floor.over_voice(time.perf_counter())
-                # Barge-in listens through the companion's voice only while a turn runs (or
-                # a barge-in waits for words); otherwise its echo tail is ignored as before.
-                barge_in = self.can_barge_in and (floor.busy or floor.barge_pending)
+                rule, now = self.rules.current(), time.perf_counter()
                 # Through a turn the canceller processes the mic, so its filter keeps up
                 # with the room; otherwise the mic is only counted, so the reference stays
                 # lined up with it (and costs nothing while nobody speaks).
-                chunk = echo.process(chunk) if barge_in else echo.advance(chunk)
+                chunk = echo.process(chunk) if rule.cancels_echo() else echo.advance(chunk)
                 # Half-duplex: without echo cancellation the mic hears the companion speak.
-                if not gate.open or (over_voice and not barge_in):
-                    if floor.barge_pending:
+                if not gate.open or rule.mutes(now):
+                    if view.barge_pending:
                         yield WordsCannotCome()
                     if taking.in_turn or pending:
                         taking.reset()
@@ -228,16 +223,13 @@ class Listener:
                     frame = bytes(pending[:FRAME_BYTES])
                     del pending[:FRAME_BYTES]
                     probability = vad.probability(frame)
-                    if floor.barge_pending and taking.in_turn:
+                    if view.barge_pending and taking.in_turn:
                         taking.detector.unheard = True  # its words come from the raw mic
                     # The words of a turn spoken while the companion is busy are not heard
                     # ahead: they are dropped, or a barge-in transcribes them at the end.
-                    hear = not floor.busy and not floor.barge_pending
+                    hear = not view.busy and not view.barge_pending
                     items = taking.push(frame, probability, time.perf_counter(), hear=hear)
-                    detecting = (
-                        over_voice and barge_in and floor.busy and not floor.barge_pending
-                    )
-                    if detecting and echo.ready:
+                    if rule.may_interrupt(now) and echo.ready:
                         if barge.push(probability):
                             yield BargeInHeard(barge.speech_ms)
                     else:
@@ -254,16 +246,16 @@ class Listener:
             taking.close()
 
     def _event(
-        self, item: Heard, taking: TurnTaking, pending_bytes: int, *, push_to_talk: bool = False
+        self, item: Detected, taking: TurnTaking, pending_bytes: int, *, push_to_talk: bool = False
     ) -> ListenEvent:
-        """A listening event for what the turn-taking reported (an ended turn becomes an
-        `UtteranceEnded`)."""
+        """A listening event for what the turn-taking reported (an ended turn becomes a
+        `UserStoppedSpeaking`)."""
         if not isinstance(item, TurnEnd):
             return item
         now = time.perf_counter()
-        if not self.floor.barge_pending:
+        if not self._view.barge_pending:
             text, final_words = taking.words_of(item)
-            return UtteranceEnded(
+            return UserStoppedSpeaking(
                 item.pcm,
                 item.speech_end,
                 push_to_talk=push_to_talk,
@@ -279,7 +271,7 @@ class Listener:
             end = self.echo.output_samples - pending_bytes // 2
             tail_s = self._audio.echo_tail_ms / 1000
             pcm = self.echo.after_echo(item.pcm, end, tail_s)
-        return UtteranceEnded(
+        return UserStoppedSpeaking(
             pcm, item.speech_end, over_barge_in=True, ended_at=now, reason=item.reason
         )
 

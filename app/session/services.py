@@ -10,11 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from app.agent.core import AgentCore
-from app.agent.mcp import McpServer
-from app.agent.mcp import start_mcp_servers as start_servers
-from app.agent.tools import ToolRegistry
-from app.config import McpServerSettings, Settings, data_dir
+from app.config import Settings, data_dir
 from app.events import EventHub, LoadProgress, Notice, Status, StatusChanged
+from app.llm import ModelClient
 
 log = logging.getLogger(__name__)
 
@@ -69,26 +67,12 @@ def preparing_progress(events: EventHub) -> Callable[[str, int, int], None]:
     return report
 
 
-async def load_chat_model(provider: Any, events: EventHub, warm: AgentCore | None) -> None:
+async def load_chat_model(provider: ModelClient, events: EventHub, warm: AgentCore | None) -> None:
     """Load the chat model (the first start joins the embedded model's parts: that shows
     as progress, not a frozen "loading"), then have `warm` read its system prompt."""
-    if getattr(provider, "needs_preparing", False):
-        await provider.load(progress=preparing_progress(events))
-    else:
-        await provider.load()
+    await provider.load(preparing_progress(events) if provider.needs_preparing else None)
     if warm is not None:
         await warm.warm_up()
-
-
-async def start_mcp_servers(
-    servers: dict[str, McpServerSettings], tools: ToolRegistry, events: EventHub
-) -> list[McpServer]:
-    """Start the enabled MCP servers and offer their tools to the model; the ones that
-    cannot start are told about and left out."""
-    started, problems = await start_servers(servers, tools)
-    for problem in problems:
-        events.emit(Notice(problem, True))
-    return started
 
 
 def vtube_studio_token_file() -> Path:

@@ -1,6 +1,6 @@
-"""Where replies are heard: the sound output device, found when the session starts and
-found again, without a restart, whenever there is none (there was none at start, or it
-stopped working mid-reply and the turn let go of it).
+"""Where replies are heard: the sink in use (told to every part by `OutputChanged`), the
+sound output device found when the session starts and found again, without a restart,
+whenever there is none (there was none at start, or it failed mid-reply: `OutputLost`).
 
 The microphone's side of the same job is `Listener.microphone` (`MicLost`/`MicBack`).
 """
@@ -15,7 +15,7 @@ from app.audio.capture import refresh_device_list
 from app.audio.playback import AudioSink, PlaybackError, SoundDeviceSink
 from app.config import AudioSettings
 from app.events import EventHub, Notice
-from app.session.floor import Floor
+from app.session.speaking import OutputChanged, OutputLost, Signals, SpeakingSignal
 
 log = logging.getLogger(__name__)
 
@@ -23,22 +23,41 @@ RETRY_S = 3.0  # how often a missing speaker is looked for
 
 
 class Speaker:
-    """Finds the configured output device and hands a sink for it to `install`."""
+    """Owns the sink replies are heard through, and finds the configured output device
+    for it. `connect_far_end` is given each sink that can feed the echo canceller."""
 
     def __init__(
         self,
         audio: AudioSettings,
-        floor: Floor,
+        signals: Signals,
         events: EventHub,
-        install: Callable[[AudioSink], None],
+        connect_far_end: Callable[[AudioSink], None],
         *,
         retry_s: float = RETRY_S,
     ) -> None:
         self._audio = audio
-        self._floor = floor
+        self._signals = signals
         self._events = events
-        self._install = install
+        self._connect_far_end = connect_far_end
+        self._sink: AudioSink | None = None
         self.retry_s = retry_s
+        signals.watch(self._see)
+
+    @property
+    def sink(self) -> AudioSink | None:
+        """Where replies are heard (None: shown only)."""
+        return self._sink
+
+    def use(self, sink: AudioSink | None) -> None:
+        """Replies are heard through `sink` from now on (None: shown only)."""
+        self._sink = sink
+        if sink is not None:
+            self._connect_far_end(sink)
+        self._signals.emit(OutputChanged(sink))
+
+    def _see(self, signal: SpeakingSignal) -> None:
+        if isinstance(signal, OutputLost) and self._sink is not None:
+            self.use(None)  # replies are shown from now on; `keep()` looks again
 
     def _find(self, *, probe: bool) -> tuple[AudioSink | None, str]:
         """A sink for the device (and its name), or None and why not, in words.
@@ -63,7 +82,7 @@ class Speaker:
         if sink is None:
             self._events.emit(Notice(said, error=True))
             return False
-        self._install(sink)
+        self.use(sink)
         log.info("sound output: %s", said)
         return True
 
@@ -72,12 +91,12 @@ class Speaker:
         there, use it and say so."""
         while True:
             await asyncio.sleep(self.retry_s)
-            if self._floor.sink is not None:
+            if self._sink is not None:
                 continue
             sink, said = await asyncio.to_thread(self._find, probe=True)
-            if sink is None or self._floor.sink is not None:
+            if sink is None or self._sink is not None:
                 continue
-            self._install(sink)
+            self.use(sink)
             log.info("sound output back: %s", said)
             self._events.emit(Notice(f"Sound output found ({said}): replies are heard again."))
 

@@ -1,8 +1,8 @@
 """Speculative replies: when the words of a pause are in before the turn is confirmed,
 the model may start on them. The reply is held (nothing played, shown or stored, no
 tool run: `app.agent.commit.TurnCommit`) until the turn is confirmed with the same
-words, and then it is the turn's reply from its first sentence on; otherwise it is
-discarded and leaves no trace.
+words, and then it is the turn's reply from its first sentence on (`reply()`), recorded
+as its turn heard it; otherwise it is discarded and leaves no trace.
 
 Speculation costs model calls that may be thrown away, so it is on by default only
 for models that cost nothing (`speculation_enabled`).
@@ -14,13 +14,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from app.agent import BatchInput, MemoryAgent, SentenceOutput, ToolStatus
+from app.agent import BatchInput, MemoryAgent, SentenceOutput, ToolStatus, TurnOutcome
 from app.agent.commit import CommitState, TurnCommit
+from app.agent.streams import OutcomeStream
 from app.session.wording import same_words
 
 if TYPE_CHECKING:
@@ -72,14 +73,16 @@ class Speculation:
     def __init__(self, agent: MemoryAgent, text: str, stats: SpeculationStats) -> None:
         self.text = text
         self.agent = agent
-        self.commit = TurnCommit()
+        # Held until the turn is confirmed; then recorded as far as its turn was heard.
+        self.commit = TurnCommit(until_heard=True)
         self.started_at = time.perf_counter()
         self._stats = stats
         self._items: asyncio.Queue[Item | BaseException | None] = asyncio.Queue()
+        self._switches = agent.conversation_switches  # the conversation it belongs to
+        self._reply = agent.chat(BatchInput([text]), commit=self.commit)
         self._task = asyncio.ensure_future(self._run())
         self._task.add_done_callback(self._count_calls)
         self._counted = False
-        self._generation = -1
         stats.started += 1
 
     def _count_calls(self, _task: asyncio.Future[None] | None = None) -> None:
@@ -94,8 +97,7 @@ class Speculation:
             self._stats.wasted_calls += calls
 
     async def _run(self) -> None:
-        replies = self.agent.chat(BatchInput([self.text]), commit=self.commit)
-        self._generation = self.agent.generation + 1  # chat() takes the next number
+        replies = self._reply
         try:
             async for item in replies:
                 self._items.put_nowait(item)
@@ -105,21 +107,23 @@ class Speculation:
             self._items.put_nowait(exc)
         finally:
             self._items.put_nowait(None)
-            close = getattr(replies, "aclose", None)
-            if close is not None:
-                with contextlib.suppress(BaseException):
-                    await close()
+            with contextlib.suppress(BaseException):
+                await replies.aclose()
+
+    @property
+    def outcome(self) -> TurnOutcome:
+        """How the reply's turn went, so far."""
+        return self._reply.outcome
 
     @property
     def model_calls(self) -> int:
-        stats = self.commit.stats
-        return int(getattr(stats, "model_calls", 0)) if stats is not None else 0
+        return self._reply.outcome.model_calls
 
     def matches(self, text: str) -> bool:
         """Whether the confirmed turn said the same words, and the reply still belongs
         to the agent's current conversation."""
-        stale = self.agent.generation != self._generation and self._generation >= 0
-        return self.commit.held and not stale and same_words(self.text, text)
+        same_conversation = self.agent.conversation_switches == self._switches
+        return self.commit.held and same_conversation and same_words(self.text, text)
 
     def confirm(self) -> None:
         """The turn is confirmed with these words: the reply is the turn's."""
@@ -137,8 +141,17 @@ class Speculation:
         self._count_calls()
         log.info("speculative reply to %r thrown away", self.text)
 
-    async def replies(self) -> AsyncIterator[Item]:
-        """The reply from its first sentence on (what was held, then the rest)."""
+    def stop(self) -> None:
+        """Its turn was interrupted: the model and the tools stop (the turn is recorded
+        as far as it was heard, when its commit is settled)."""
+        self._task.cancel()
+
+    def reply(self) -> HeldReply:
+        """The reply from its first sentence on, for the turn that uses it."""
+        return HeldReply(self)
+
+    async def held_items(self) -> AsyncIterator[Item]:
+        """What was held, then the rest, as it comes."""
         while (item := await self._items.get()) is not None:
             if isinstance(item, BaseException):
                 raise item
@@ -146,3 +159,29 @@ class Speculation:
 
     def describe(self) -> dict[str, Any]:
         return {"text": self.text, "state": self.commit.state.value}
+
+
+class HeldReply(OutcomeStream[Item]):
+    """A confirmed speculation's reply as its turn reads it (an `app.agent.Reply`):
+    stopping to read it before the end (an interruption) stops the reply."""
+
+    def __init__(self, speculation: Speculation) -> None:
+        self.speculation = speculation
+
+    @property
+    def commit(self) -> TurnCommit:
+        return self.speculation.commit
+
+    @property
+    def outcome(self) -> TurnOutcome:
+        return self.speculation.outcome
+
+    async def _items(self) -> AsyncGenerator[Item, None]:
+        finished = False
+        try:
+            async for item in self.speculation.held_items():
+                yield item
+            finished = True
+        finally:
+            if not finished:
+                self.speculation.stop()

@@ -8,11 +8,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from app.agent import AgentTurnError, BatchInput, MemoryAgent, SentenceOutput, ToolStatus
+from app.agent import AgentTurnError, BatchInput, MemoryAgent, Reply, SentenceOutput, ToolStatus
+from app.agent.commit import TurnCommit
 from app.audio.playback import Heard, PlaybackError, PlaybackReport
 from app.avatar.state import ExpressionState
 from app.config import Settings
@@ -28,10 +27,19 @@ from app.events import (
     TurnFinished,
     UserTranscript,
 )
-from app.session.barge_in import BargeIns
-from app.session.floor import Floor
 from app.session.hearing import transcribe
 from app.session.interruption import Scope
+from app.session.speaking import (
+    BargeInPaused,
+    BargeInSettled,
+    CompanionStartedSpeaking,
+    CompanionStoppedSpeaking,
+    OutputLost,
+    Signals,
+    SpeakingSignal,
+    SpeakingView,
+)
+from app.session.turn_result import TurnResult
 from app.speech import SpeechClient, SpeechError
 from app.tts import SynthesizedAudio, TTSEngine, TTSError
 
@@ -51,67 +59,6 @@ NO_SOUND = "the reply is shown: no sound output"
 FACE_HOLD_HEARD_S = 1.5
 FACE_HOLD_SHOWN_S = 4.0
 
-_STAGES = (
-    "endpoint_ms",
-    "transcript_ms",
-    "request_sent_ms",
-    "first_token_ms",
-    "first_sentence_ms",
-    "first_audio_ms",
-    "total_ms",
-)
-
-
-def _stage_order(key: str) -> int:
-    return _STAGES.index(key) if key in _STAGES else len(_STAGES)
-
-
-@dataclass(slots=True)
-class TurnResult:
-    turn_id: int
-    heard: str
-    sentences: list[SentenceOutput] = field(default_factory=list)
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    error: str | None = None
-    interrupted: bool = False
-    # Messages and changes not written to history when the turn ended (a full disk):
-    # they wait in memory and are written when there is room; `save_problem` says why.
-    unsaved: int = 0
-    save_problem: str | None = None
-
-    @property
-    def saved(self) -> bool:
-        """Whether the history holds everything so far, this turn included."""
-        return self.unsaved == 0
-    # How the turn was decided, for a spoken turn: why it ended, whether its words were
-    # heard while the user spoke, whether a speculative reply was used.
-    endpointing: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "heard": self.heard,
-            "sentences": [
-                {
-                    "text": s.display_text,
-                    "spoken": s.tts_text,
-                    "expressions": list(s.actions.expressions),
-                    "thinking": s.is_thinking,
-                }
-                for s in self.sentences
-            ],
-            "timings_ms": {
-                k: round(v, 1)
-                for k, v in sorted(self.timings_ms.items(), key=lambda kv: _stage_order(kv[0]))
-            },
-            "error": self.error,
-            "interrupted": self.interrupted,
-            "saved": self.saved,
-        }
-        if self.endpointing:
-            doc["endpointing"] = dict(self.endpointing)
-        return doc
-
-
 class TurnRunner:
     """Starts turns: holds the parts every turn uses and numbers the turns."""
 
@@ -123,8 +70,7 @@ class TurnRunner:
         speech: SpeechClient,
         tts: TTSEngine,
         avatar: ExpressionState,
-        floor: Floor,
-        barge_ins: BargeIns,
+        signals: Signals,
         events: EventHub,
     ) -> None:
         self.settings = settings
@@ -132,14 +78,32 @@ class TurnRunner:
         self.speech = speech
         self.tts = tts
         self.avatar = avatar
-        self.floor = floor
-        self.barge_ins = barge_ins
+        self.signals = signals
+        self.view = SpeakingView(signals)  # the sink, and whether a barge-in waits
         self.events = events
+        # A barge-in paused the voice: set when it is settled, `resumed` says how.
+        self._barge_in_settled = asyncio.Event()
+        self._barge_in_settled.set()
+        self._resumed = True
+        signals.watch(self._see)
         self.turn_ids = 0
         # Whatever comes in (the words heard or typed, an error's text) is masked of
         # the configured secrets before it is shown, sent or kept.
         self.redact = agent.core.redactor
         self._face_reset: asyncio.TimerHandle | None = None
+
+    def _see(self, signal: SpeakingSignal) -> None:
+        if isinstance(signal, BargeInPaused):
+            self._barge_in_settled.clear()
+        elif isinstance(signal, BargeInSettled):
+            self._resumed = signal.resumed
+            self._barge_in_settled.set()
+
+    async def barge_in_outcome(self) -> bool:
+        """For a turn whose voice a barge-in paused: True to speak on, False when the
+        interruption stands (the words' turn interrupts this one)."""
+        await self._barge_in_settled.wait()
+        return self._resumed
 
     def _next_id(self) -> int:
         self.turn_ids += 1
@@ -205,7 +169,7 @@ class TurnRunner:
         text = self.redact(text)
         self.events.emit(UserTranscript(text, True, turn_id))
         timings = {**(timings or {}), "transcript_ms": transcript_ms}
-        replies = speculation.replies() if speculation is not None else None
+        replies = speculation.reply() if speculation is not None else None
         turn = Turn(self, turn_id, text, speech_end, timings, scope, replies)
         turn.result.endpointing.update(endpointing or {})
         return await turn.run()
@@ -233,16 +197,19 @@ class Turn:
         t0: float,
         timings: dict[str, float],
         scope: Scope,
-        replies: AsyncIterator[SentenceOutput | ToolStatus] | None = None,
+        replies: Reply | None = None,
     ) -> None:
         self.runner = runner
         self._replies = replies
+        # Recorded once, as far as the user heard it (`_settle`).
+        self._commit = (replies and replies.commit) or TurnCommit(held=False, until_heard=True)
         self.events = runner.events
-        self.floor = runner.floor
+        self.view = runner.view
         self.scope = scope
         self.t0 = t0
         self.result = TurnResult(turn_id, text, timings_ms=timings)
-        self.heard: list[str] = []  # the reply as far as the user heard it
+        self.heard_reply: list[str] = []  # the reply as far as the user heard it
+        self._speaking = False  # its voice plays now (told by the speaking signals)
         self._thinking_face = False
         self._answered = asyncio.Event()
         self._read_until = 0.0  # without sound: when the sentence shown has been read
@@ -281,17 +248,18 @@ class Turn:
             speaker.cancel()
             await asyncio.gather(speaker, return_exceptions=True)
             _cancel_synthesis(queue)
-            self.runner.agent.handle_interrupt(" ".join(self.heard))
+            self._settle(" ".join(self.heard_reply))
             self.events.emit(TurnFinished(result.turn_id, dict(timings), interrupted=True))
-            self.floor.speaking = False
+            self._stopped_speaking(0.0)
             self.runner.neutral_face_after(0.0)
             raise
         finally:
+            self._settle(None)  # the whole reply (or an error): unless cut off above
             self._face_back()
         timings["total_ms"] = self._ms()
         self.events.emit(TurnFinished(result.turn_id, dict(timings)))
         if result.error is None:
-            heard = self.floor.sink is not None
+            heard = self.view.sink is not None
             self.runner.neutral_face_after(FACE_HOLD_HEARD_S if heard else FACE_HOLD_SHOWN_S)
         return result
 
@@ -304,8 +272,23 @@ class Turn:
             self.events.emit(ExpressionChanged(avatar.current, avatar.intensity))
 
     def _stop_sink(self) -> None:
-        if self.floor.sink is not None:
-            self.floor.sink.stop()
+        if self.view.sink is not None:
+            self.view.sink.stop()
+
+    def _started_speaking(self) -> None:
+        if not self._speaking:
+            self._speaking = True
+            self.runner.signals.emit(CompanionStartedSpeaking(self.result.turn_id))
+
+    def _stopped_speaking(self, echo_tail_s: float, sentence: str = "") -> None:
+        """The voice stopped; `sentence` is the one that was playing (whole or cut)."""
+        if self._speaking:
+            self._speaking = False
+            echo_until = time.perf_counter() + echo_tail_s
+            said = " ".join([*self.heard_reply, sentence] if sentence else self.heard_reply)
+            self.runner.signals.emit(
+                CompanionStoppedSpeaking(self.result.turn_id, said, echo_until)
+            )
 
     async def _still_waiting(self) -> None:
         # A slow model must not look like a hung app: say that it is still waited for.
@@ -323,7 +306,9 @@ class Turn:
         """The agent's sentences into `queue`, each with its synthesis already started."""
         runner, result, timings = self.runner, self.result, self.result.timings_ms
         waiter = asyncio.create_task(self._still_waiting())
-        replies = self._replies or runner.agent.chat(BatchInput([result.heard]))
+        if self._replies is None:
+            self._replies = runner.agent.chat(BatchInput([result.user_words]), commit=self._commit)
+        replies = self._replies
         try:
             async for item in replies:
                 self._answered.set()
@@ -335,7 +320,7 @@ class Turn:
                 timings.setdefault("first_sentence_ms", self._ms())
                 result.sentences.append(item)
                 task = None
-                heard = runner.floor.sink is not None  # no speaker: nothing to synthesize
+                heard = runner.view.sink is not None  # no speaker: nothing to synthesize
                 if heard and item.tts_text.strip() and not item.is_thinking:
                     task = asyncio.create_task(
                         runner.tts.synthesize(item.tts_text, rate=runner.settings.tts.rate)
@@ -344,13 +329,22 @@ class Turn:
         finally:
             self._answered.set()
             waiter.cancel()
-            stats = runner.agent.core.last_stats
-            if stats.request_sent:
-                timings["request_sent_ms"] = (stats.request_sent - self.t0) * 1000
-            if stats.first_token:
-                timings["first_token_ms"] = (stats.first_token - self.t0) * 1000
-            result.unsaved, result.save_problem = stats.unsaved, stats.save_problem
+            # Interrupted: the reply stops (its model and tools) wherever it waits.
+            await replies.aclose()
+            outcome = replies.outcome
+            if outcome.request_sent:
+                timings["request_sent_ms"] = (outcome.request_sent - self.t0) * 1000
+            if outcome.first_token:
+                timings["first_token_ms"] = (outcome.first_token - self.t0) * 1000
             await queue.put(None)
+
+    def _settle(self, heard: str | None) -> None:
+        """What the user heard of the reply (None: all of it): the turn is recorded so,
+        once its run is over too; the first settling counts."""
+        self._commit.settle(heard)
+        if self._replies is not None:
+            outcome = self._replies.outcome  # what the recording could not write yet
+            self.result.unsaved, self.result.save_problem = outcome.unsaved, outcome.save_problem
 
     async def _speak(self, queue: _Queue) -> None:
         timings = self.result.timings_ms
@@ -367,14 +361,14 @@ class Turn:
                     timings.setdefault("first_audio_ms", self._ms())
             if not self.scope.live:
                 break
-            if self.floor.sink is None and not sentence.is_thinking:
+            if self.view.sink is None and not sentence.is_thinking:
                 await self._read(sentence)  # shown at reading pace: what is read is "heard"
                 continue
             self._show(sentence)
-            if audio is not None and self.floor.sink is not None:
+            if audio is not None and self.view.sink is not None:
                 await self._play(audio, sentence)
             elif not sentence.is_thinking:
-                self.heard.append(sentence.display_text)
+                self.heard_reply.append(sentence.display_text)
 
     async def _read(self, sentence: SentenceOutput) -> None:
         """A sentence with no sound output: shown now, and the next one no sooner than
@@ -382,7 +376,7 @@ class Turn:
         await asyncio.sleep(max(0.0, self._read_until - time.perf_counter()))
         self._status(Status.REPLYING, NO_SOUND)
         self._show(sentence)
-        self.heard.append(sentence.display_text)
+        self.heard_reply.append(sentence.display_text)
         self._read_until = time.perf_counter() + reading_s(sentence.display_text)
 
     def _show(self, sentence: SentenceOutput) -> None:
@@ -410,18 +404,18 @@ class Turn:
             )
 
     async def _play(self, audio: SynthesizedAudio, sentence: SentenceOutput) -> None:
-        floor, barge_ins = self.floor, self.runner.barge_ins
-        if await barge_ins.outcome() is False:
+        view, runner = self.view, self.runner
+        if view.barge_pending and not await runner.barge_in_outcome():
             # A barge-in waited for the user's words and they came: the turn ends here
             # (its interrupt path stores what was heard), before another sentence plays.
             raise asyncio.CancelledError
-        echo_tail_s = self.runner.settings.audio.echo_tail_ms / 1000
+        echo_tail_s = runner.settings.audio.echo_tail_ms / 1000
         played_s, rest = 0.0, audio
         while True:
-            sink = floor.sink
+            sink = view.sink
             if sink is None:
                 return
-            floor.speaking = True
+            self._started_speaking()
             self._status(Status.SPEAKING)
             try:
                 report = await sink.play(
@@ -429,30 +423,30 @@ class Turn:
                 )
             except PlaybackError as exc:
                 self.events.emit(Notice(str(exc), error=True))
-                floor.sink = None  # replies are shown from now on, not heard
-                self.heard.append(sentence.display_text)
+                # Replies are shown from now on, not heard: the conductor lets it go.
+                runner.signals.emit(OutputLost(str(exc)))
+                self.heard_reply.append(sentence.display_text)
                 return
             finally:
-                floor.speaking = False
-                floor.echo_until = time.perf_counter() + echo_tail_s
+                self._stopped_speaking(echo_tail_s, sentence.display_text)
             played_s += report.played_s
-            if report.heard is Heard.FULL or not barge_ins.pending:
+            if report.heard is Heard.FULL or not view.barge_pending:
                 break
             # A barge-in stopped the sentence: what was heard so far counts if the
             # interruption stands; with no words from the user, speak on from there.
-            self.heard.append(_partly(sentence, played_s / audio.duration_s))
-            if not await barge_ins.outcome():
+            self.heard_reply.append(_partly(sentence, played_s / audio.duration_s))
+            if not await runner.barge_in_outcome():
                 raise asyncio.CancelledError
-            self.heard.pop()
+            self.heard_reply.pop()
             offset = min(len(audio.pcm), int(played_s * audio.sample_rate) * 2)
             rest = SynthesizedAudio(audio.pcm[offset:], audio.sample_rate)
             if not rest.pcm:
                 report = PlaybackReport(Heard.FULL, audio.duration_s, audio.duration_s)
                 break
         if report.heard is Heard.FULL:
-            self.heard.append(sentence.display_text)
+            self.heard_reply.append(sentence.display_text)
         elif played_s > 0:
-            self.heard.append(_partly(sentence, played_s / audio.duration_s))
+            self.heard_reply.append(_partly(sentence, played_s / audio.duration_s))
 
 
 def reading_s(text: str) -> float:

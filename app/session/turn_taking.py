@@ -1,9 +1,9 @@
 """The user's side of turn-taking for one listening loop: VAD frames go to the
 `TurnDetector`; its questions go to the turn model (on a worker thread) and its
 snapshots to the `Hearing`; their answers come back to it. What comes out are the
-listening events of the user's turn (`SpeechStarted`, `SpeechResumed`,
+listening events of the user's turn (`UserStartedSpeaking`, `SpeechResumed`,
 `PartialWords`, `WordsReady`) and the detector's `TurnEnd`, which the listener turns
-into an `UtteranceEnded`.
+into an `UserStoppedSpeaking`.
 
 `wake` is set whenever answers are waiting for `answers()`, so the listening loop can
 act on them between two microphone chunks instead of at the next one.
@@ -35,7 +35,7 @@ from app.session.listen_events import (
     ListenEvent,
     PartialWords,
     SpeechResumed,
-    SpeechStarted,
+    UserStartedSpeaking,
     WordsReady,
 )
 from app.speech import SpeechClient
@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 # turn model about, never at an interval while the user speaks.
 BILLED_PER_CALL = frozenset({"openai_transcribe"})
 
-Heard = ListenEvent | TurnEnd
+Detected = ListenEvent | TurnEnd  # what one push of audio brought
 
 
 def endpointing_for(settings: Settings, *, words: bool, snapshots: bool) -> EndpointingConfig:
@@ -115,11 +115,11 @@ class TurnTaking:
         return self._asking > 0 or (self._hearing_turn and hearing_busy)
 
     # ----- frames in ---------------------------------------------------------------
-    def push(self, frame: bytes, probability: float, now: float, *, hear: bool) -> list[Heard]:
+    def push(self, frame: bytes, probability: float, now: float, *, hear: bool) -> list[Detected]:
         """One VAD frame; `hear`: transcribe this turn while it is spoken (it is not
         while the companion is busy or a barge-in waits: those words come otherwise)."""
         was_in_turn = self.detector.in_turn
-        out: list[Heard] = []
+        out: list[Detected] = []
         for action in self.detector.push(frame, probability, now):
             out += self._act(action, hear=hear)
         if was_in_turn and self.detector.in_turn and self._hearing_turn:
@@ -128,7 +128,7 @@ class TurnTaking:
             out += self._streamed_words()
         return out
 
-    def _streamed_words(self) -> list[Heard]:
+    def _streamed_words(self) -> list[Detected]:
         """With a live stream, its latest words are the words of a pause (a stream
         says nothing of how much audio they cover: they are what it heard so far)."""
         detector = self.detector
@@ -137,12 +137,12 @@ class TurnTaking:
             return []
         if not self._latest or detector.words_known:
             return []
-        out: list[Heard] = []
-        for action in detector.heard(detector.speech_bytes, self._latest):
+        out: list[Detected] = []
+        for action in detector.words_came(detector.speech_bytes, self._latest):
             out += self._act(action)
         return out
 
-    def _act(self, action: Action, *, hear: bool = True) -> list[Heard]:
+    def _act(self, action: Action, *, hear: bool = True) -> list[Detected]:
         if isinstance(action, TurnBegan):
             self._shown = self._latest = ""
             self._hearing_turn = hear and self.hearing is not None
@@ -152,7 +152,7 @@ class TurnTaking:
                 self.hearing.feed(self.detector.pcm)
             else:
                 self.detector.expect_words = False
-            return [SpeechStarted()]
+            return [UserStartedSpeaking()]
         if isinstance(action, TurnResumed):
             if self._hearing_turn:
                 assert self.hearing is not None
@@ -198,10 +198,10 @@ class TurnTaking:
         task.add_done_callback(done)
 
     # ----- answers in ---------------------------------------------------------------
-    def answers(self) -> list[Heard]:
+    def answers(self) -> list[Detected]:
         """Act on the turn model's answers and the transcripts that came in."""
         self.wake.clear()
-        out: list[Heard] = []
+        out: list[Detected] = []
         verdicts, self._verdicts = self._verdicts, []
         for speech_bytes, probability in verdicts:
             log.debug(
@@ -230,7 +230,7 @@ class TurnTaking:
                     heard.text, heard.speech_bytes, self.detector.speech_bytes,
                     self.detector.silence_ms,
                 )
-                for action in self.detector.heard(heard.speech_bytes, heard.text):
+                for action in self.detector.words_came(heard.speech_bytes, heard.text):
                     out += self._act(action)
         return out
 

@@ -15,22 +15,22 @@ from typing import Any
 from app.config import Settings
 from app.events import EventHub, Notice, Status, StatusChanged, UserTranscript
 from app.session.barge_in import BargeIns
-from app.session.floor import Floor
-from app.session.interruption import Interruptions, Scope
+from app.session.interruption import Interruptions
 from app.session.listen_events import (
     ListeningNote,
     PartialWords,
     SpeechResumed,
-    UtteranceEnded,
+    UserStoppedSpeaking,
     WordsReady,
 )
+from app.session.speaking import Signals, SpeakingView
 from app.session.speculation import Speculation, SpeculationStats, speculation_enabled
 from app.session.turn import TurnResult, TurnRunner
+from app.session.turn_desk import TurnMaker
 from app.speech import SpeechError
 
 log = logging.getLogger(__name__)
 
-TurnMaker = Callable[[Scope], Coroutine[Any, Any, TurnResult]]
 RunExclusive = Callable[[TurnMaker], Awaitable[TurnResult]]
 Spawn = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
@@ -43,7 +43,7 @@ class UserTurns:
         settings: Settings,
         *,
         turns: TurnRunner,
-        floor: Floor,
+        signals: Signals,
         barge: BargeIns,
         events: EventHub,
         interruptions: Interruptions,
@@ -53,7 +53,7 @@ class UserTurns:
         self.speculate = speculation_enabled(settings)
         self.stats = SpeculationStats()
         self._turns = turns
-        self._floor = floor
+        self._view = SpeakingView(signals)
         self._barge = barge
         self._events = events
         self._interruptions = interruptions
@@ -62,16 +62,18 @@ class UserTurns:
         self._speculation: Speculation | None = None
         self._unhook: Callable[[], object] | None = None
         self._turn_id: int | None = None  # the number the partial words are shown under
-        # Told each spoken turn's result once it is done (`companion turn --live`).
-        self.on_result: Callable[[TurnResult], None] | None = None
+        # Told each spoken turn's result once it is done (`SessionHost.on_turn_result`).
+        self._result_watchers: list[Callable[[TurnResult], None]] = []
+        self._end_watchers: list[Callable[[UserStoppedSpeaking], None]] = []
         self.pending = 0  # spoken turns being transcribed or answered
 
     # ----- while the user speaks ----------------------------------------------------
-    def heard(self, event: PartialWords | WordsReady | SpeechResumed | ListeningNote) -> None:
+    def words(self, event: PartialWords | WordsReady | SpeechResumed | ListeningNote) -> None:
+        """What the user has said so far: shown, and a held reply started or dropped."""
         if isinstance(event, ListeningNote):
             self._events.emit(Notice(event.message, error=True))
         elif isinstance(event, PartialWords):
-            if self._floor.busy or self._floor.barge_pending:
+            if self._view.busy or self._view.barge_pending:
                 return
             if self._turn_id is None:
                 self._turn_id = self._turns.reserve_id()
@@ -83,7 +85,7 @@ class UserTurns:
 
     def _start_speculation(self, text: str) -> None:
         self.drop_speculation()
-        if not self.speculate or self._floor.busy or self._floor.barge_pending:
+        if not self.speculate or self._view.busy or self._view.barge_pending:
             return
         speculation = self._speculation = Speculation(self._turns.agent, text, self.stats)
         # Esc (or any interruption) while the reply is held throws it away.
@@ -107,18 +109,20 @@ class UserTurns:
         return speculation
 
     # ----- the end of a turn -------------------------------------------------------------
-    def ended(self, event: UtteranceEnded) -> None:
+    def ended(self, event: UserStoppedSpeaking) -> None:
+        for told in list(self._end_watchers):
+            told(event)
         turn_id, self._turn_id = self._turn_id, None
         if event.over_barge_in:
             self.drop_speculation()
-            if self._barge.heard(event.pcm, event.speech_end):
+            if self._barge.utterance_ended(event.pcm, event.speech_end):
                 assert event.pcm is not None
                 self._counted(self._barge_in_turn(event.pcm, event.speech_end), "barge-in")
-        elif event.pcm is None or (self._floor.busy and not event.push_to_talk):
+        elif event.pcm is None or (self._view.busy and not event.push_to_talk):
             self.drop_speculation()
             if turn_id is not None:  # the partial words came to nothing
                 self._events.emit(UserTranscript("", True, turn_id))
-            if not self._floor.busy:
+            if not self._view.busy:
                 self._events.emit(StatusChanged(Status.LISTENING))
         else:
             speculation = self._take_speculation()
@@ -133,7 +137,7 @@ class UserTurns:
         self.pending -= 1
 
     async def _voice_turn(
-        self, event: UtteranceEnded, turn_id: int | None, speculation: Speculation | None
+        self, event: UserStoppedSpeaking, turn_id: int | None, speculation: Speculation | None
     ) -> TurnResult | None:
         assert event.pcm is not None
         pcm, speech_end = event.pcm, event.speech_end
@@ -195,9 +199,19 @@ class UserTurns:
         self._report(result)
         return result
 
+    def watch_results(self, told: Callable[[TurnResult], None]) -> Callable[[], None]:
+        """Tell `told` each spoken turn's result once it is done."""
+        self._result_watchers.append(told)
+        return lambda: self._result_watchers.remove(told)
+
+    def watch_ends(self, told: Callable[[UserStoppedSpeaking], None]) -> Callable[[], None]:
+        """Tell `told` each end of the user's speech, before it is acted on."""
+        self._end_watchers.append(told)
+        return lambda: self._end_watchers.remove(told)
+
     def _report(self, result: TurnResult) -> None:
-        if self.on_result is not None:
-            self.on_result(result)
+        for told in list(self._result_watchers):
+            told(result)
 
     async def _barge_in_turn(self, pcm: bytes, speech_end: float) -> None:
         """The words that interrupted: with words, they are the next turn."""

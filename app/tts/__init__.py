@@ -12,6 +12,7 @@ TTSError                 a sentence could not be synthesised (the turn goes on)
 
 from app.tts.engine import (
     NORMAL_RATE,
+    LoadingTTSEngine,
     StreamingTTSEngine,
     SynthesizedAudio,
     TTSEngine,
@@ -24,6 +25,7 @@ from app.tts.factory import create_tts_engine
 
 __all__ = [
     "NORMAL_RATE",
+    "LoadingTTSEngine",
     "StreamingTTSEngine",
     "SynthesizedAudio",
     "TTSEngine",

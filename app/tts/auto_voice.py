@@ -19,6 +19,7 @@ import unicodedata
 from collections.abc import AsyncIterator, Callable
 
 from app.tts.engine import (
+    LoadingTTSEngine,
     SynthesizedAudio,
     TTSEngine,
     TTSError,
@@ -99,12 +100,13 @@ class AutoVoice:
     async def load(self) -> None:
         """Load hibari (and start the system voice); if hibari cannot load, say so once
         and let the system voice speak: speech still works."""
-        system_load = getattr(self.system, "load", None)
-        system_loading = asyncio.ensure_future(system_load()) if callable(system_load) else None
-        neural_load = getattr(self.neural, "load", None)
-        if callable(neural_load):
+        system, neural = self.system, self.neural
+        system_loading = (
+            asyncio.ensure_future(system.load()) if isinstance(system, LoadingTTSEngine) else None
+        )
+        if isinstance(neural, LoadingTTSEngine):
             try:
-                await neural_load()
+                await neural.load()
             except TTSError as exc:
                 self._give_up(exc)
         if system_loading is not None:

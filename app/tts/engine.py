@@ -64,6 +64,15 @@ class TTSEngine(Protocol):
 
 
 @runtime_checkable
+class LoadingTTSEngine(TTSEngine, Protocol):
+    """An engine with something to get ready before its first sentence (a voice model
+    to load, a speech program to start): the session loads it ahead, with the other
+    models. An engine without it is ready as it is."""
+
+    async def load(self) -> None: ...
+
+
+@runtime_checkable
 class StreamingTTSEngine(TTSEngine, Protocol):
     """An engine that can hand out a sentence's audio in pieces as they are ready.
 

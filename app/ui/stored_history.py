@@ -4,14 +4,14 @@ without the Qt widgets that show it."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from app.agent.markup import SentenceSplitter, take_tags
 from app.agent.notes import without_notes
-from app.agent.speech_text import INLINE_TAG, tidy_spaces
+from app.agent.speech_text import tidy_spaces
 from app.llm.messages import (
     ImageBlock,
     Msg,
@@ -35,39 +35,21 @@ class RowPlan:
     interrupted: bool = False
 
 
-_BRACKET_TAG = re.compile(
-    r"\[\s*([A-Za-z][\w-]*)\s*(?::\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)\s*)?\](?!\()"
-)
-_THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL)
-
-
-def shown_text(text: str, expressions: Collection[str]) -> str:
-    """Stored reply text as the transcript showed it live: the tags of `expressions` (any
-    case, with or without an intensity) and inline `<|...|>` tags gone; a bracket aside
-    that is no expression (`[laughs]`) stays, as it did live."""
-    known = {name.lower() for name in expressions}
-
-    def drop_known(match: re.Match[str]) -> str:
-        return " " if match[1].lower() in known else match[0]
-
-    return tidy_spaces(INLINE_TAG.sub(" ", _BRACKET_TAG.sub(drop_known, text))).strip()
-
-
-def _split_think(text: str, expressions: Collection[str]) -> list[tuple[ItemKind, str]]:
-    """Text with inline `<think>` … `</think>` as thinking and answer pieces, in order."""
+def _shown_pieces(text: str, known: Mapping[str, str]) -> list[tuple[ItemKind, str]]:
+    """A stored reply's text as the transcript showed it live: cut into the sentences the
+    reply pipeline cut, reasoning (`<think>`) as thinking shown as written, the answer
+    without its tags (`app.agent.markup.take_tags`, as the live reply) and with the
+    spaces they left tidied."""
+    splitter = SentenceSplitter()
     out: list[tuple[ItemKind, str]] = []
-    at = 0
-    for match in _THINK.finditer(text):
-        out.append(("text", text[at : match.start()]))
-        out.append(("thinking", match[1]))
-        at = match.end()
-    out.append(("text", text[at:]))
-    cleaned: list[tuple[ItemKind, str]] = []
-    for kind, piece in out:
-        piece = piece.strip() if kind == "thinking" else shown_text(piece, expressions)
-        if piece:
-            cleaned.append((kind, piece))
-    return cleaned
+    for piece in [*splitter.feed(text), *splitter.finish()]:
+        if piece.is_thinking:
+            out.append(("thinking", piece.text))
+            continue
+        shown = tidy_spaces(take_tags(piece.text, known)[0])
+        if shown:
+            out.append(("text", shown))
+    return out
 
 
 def _picture_paths(image: ImageBlock) -> tuple[Path, ...]:
@@ -81,7 +63,8 @@ def _picture_paths(image: ImageBlock) -> tuple[Path, ...]:
 def plan_history(messages: Sequence[Msg], expressions: Collection[str]) -> list[RowPlan]:
     """The bubbles a stored conversation makes: one for each user message, one for the
     companion's whole reply to it (its tool round trips included). `expressions`: the
-    session's expression tags, taken out of the replies as the live view had them."""
+    session's expression names, which its replies' tags resolve to as they did live."""
+    known = {name.lower(): name for name in expressions}
     plans: list[RowPlan] = []
     turn = 0
     reply: RowPlan | None = None
@@ -107,7 +90,7 @@ def plan_history(messages: Sequence[Msg], expressions: Collection[str]) -> list[
             plans.append(reply)
         for block in msg.blocks:
             if isinstance(block, TextBlock):  # notes for the model are not its words
-                reply.items.extend(_split_think(without_notes(block.text), expressions))
+                reply.items.extend(_shown_pieces(without_notes(block.text), known))
             elif isinstance(block, ThinkingBlock) and not block.redacted and block.text.strip():
                 reply.items.append(("thinking", block.text.strip()))
             elif isinstance(block, ToolUseBlock):
@@ -121,4 +104,4 @@ def plan_history(messages: Sequence[Msg], expressions: Collection[str]) -> list[
     return [plan for plan in plans if plan.items or plan.interrupted]
 
 
-__all__ = ["ItemKind", "RowPlan", "plan_history", "shown_text"]
+__all__ = ["ItemKind", "RowPlan", "plan_history"]

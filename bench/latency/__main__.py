@@ -164,7 +164,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 worker = await start_pipecat(side, chat.base_url, wav, out, results)
                 if worker is not None:
                     workers[side] = worker
-        spoken_before = ours.session.user_turns.stats.to_json()
+        spoken_before = ours.session.host.figures().speculation.to_json()
         for i in range(args.runs):  # interleaved: ours, Pipecat at its best, like us, ...
             a = await ours.voice_run(stimulus)
             runs["ours_voice"].append(a)
@@ -174,7 +174,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 runs[f"{side}_voice"].append(b)
                 line += f"   {side} {b.get('total_ms', float('nan')):7.1f} ms"
             print(line, flush=True)
-        spoken_after = ours.session.user_turns.stats.to_json()
+        spoken_after = ours.session.host.figures().speculation.to_json()
         results["speculation"] = {k: spoken_after[k] - spoken_before[k] for k in spoken_after}
         for worker in workers.values():
             await worker.aclose()

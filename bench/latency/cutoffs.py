@@ -74,14 +74,12 @@ class OurListener:
         self.mic = LiveMic()
         self.ends: list[tuple[float, str]] = []  # (perf_counter(), why)
         self.words: list[tuple[float, str]] = []
-        ended = self.session.user_turns.ended
 
-        def tapped(event: Any) -> None:  # the conductor's handler, watched from outside
+        def tapped(event: Any) -> None:  # each end of speech, as the session gets it
             if event.pcm is not None:
                 self.ends.append((event.ended_at, str(event.reason)))
-            ended(event)
 
-        self.session.user_turns.ended = tapped  # type: ignore[method-assign]
+        self.session.host.on_user_stopped(tapped)
         self.hub.subscribe(
             lambda e: self.words.append((time.perf_counter(), e.text))
             if isinstance(e, UserTranscript) and e.final and e.text
@@ -96,7 +94,7 @@ class OurListener:
     async def say(self, u: Utterance) -> dict[str, Any]:
         s = self.session
         async with asyncio.timeout(60):
-            while s.busy or s.user_turns.pending or s.listener.in_speech:
+            while s.host.working or s.host.in_user_turn:
                 await asyncio.sleep(0.05)
         s.agent.history.clear()
         self.ends.clear()
@@ -104,7 +102,7 @@ class OurListener:
         speech_end = await self.mic.say(stimulus_of(u))
         await asyncio.sleep(max(0.0, speech_end + WAIT_S - time.perf_counter()))
         async with asyncio.timeout(60):  # the words of the last turn, if still coming
-            while s.user_turns.pending and len(self.words) < len(self.ends):
+            while s.host.working and len(self.words) < len(self.ends):
                 await asyncio.sleep(0.05)
         return {
             "turn_stops_ms": [(t - speech_end) * 1000 for t, _ in self.ends],
@@ -214,7 +212,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
                 results["rows"][system].append(row)
                 line += f" {'CUT' if row['cut_off'] else '   '}"
             print(line, flush=True)
-        results["speculation"] = ours.session.user_turns.stats.to_json()
+        results["speculation"] = ours.session.host.figures().speculation.to_json()
         for worker in workers.values():
             await worker.aclose()
         for listener in (ours, fixed):

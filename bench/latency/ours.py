@@ -2,10 +2,11 @@
 
 `VoiceSession.listen()` hears a `LiveMic` for the whole bench (32 ms chunks in real
 time, silence between the questions); the stamps come from the session's spoken-turn
-report (`user_turns.on_result`: when the turn was decided), its events
+report (`on_turn_result`: when the turn was decided), its events
 (UserTranscript, TurnFinished), timing wrappers around the speech client (every
-transcription, those made while the user spoke too) and the TTS engine,
-`agent.core.last_stats`, and the memory sink's `first_sample_at`.
+transcription, those made while the user spoke too) and the TTS engine, the turn's
+stage timings (the request and first token stamps of its reply's outcome), and the
+memory sink's `first_sample_at`.
 """
 
 from __future__ import annotations
@@ -126,6 +127,15 @@ def _settings(base_url: str, **turn: Any) -> Settings:
     return settings
 
 
+def _model_stamps(result: TurnResult, t0: float) -> tuple[float, float]:
+    """When the turn's request went to the model and its first token came back, as
+    perf_counter() stamps: its stage timings are ms since `t0` (the end of the user's
+    speech, or when the message was sent)."""
+    tm = result.timings_ms
+    assert "request_sent_ms" in tm and "first_token_ms" in tm, tm
+    return t0 + tm["request_sent_ms"] / 1000, t0 + tm["first_token_ms"] / 1000
+
+
 class OurApp:
     """Two sessions: one on the chat server (voice and typed turns), one on the
     tool-first server (the screenshot turn)."""
@@ -151,7 +161,7 @@ class OurApp:
             storage=InMemoryStorage(),
             events=self.hub,
         )
-        self.session.user_turns.on_result = self._on_result
+        self.session.host.on_turn_result(self._on_result)
         self.mic = LiveMic()
         self._listening: asyncio.Task[None] | None = None
         self.tool_session: VoiceSession | None = None
@@ -183,7 +193,7 @@ class OurApp:
             "turn": {
                 "model": "Smart Turn v3.2 (pipecat-ai 1.14.0 wheel's ONNX, one thread)",
                 **s.turn.model_dump(),
-                "speculative_replies_in_effect": self.session.user_turns.speculate,
+                "speculative_replies_in_effect": self.session.host.figures().speculative_replies,
             },
             "asr": {
                 "adapter": s.speech.adapter,
@@ -246,7 +256,7 @@ class OurApp:
         """Until nothing is left of the last turn (the mic keeps going meanwhile)."""
         s = self.session
         async with asyncio.timeout(60):
-            while s.busy or s.user_turns.pending or s.listener.in_speech or self.mic.speaking:
+            while s.host.working or s.host.in_user_turn or self.mic.speaking:
                 await asyncio.sleep(0.05)
         await asyncio.sleep(0.3)
 
@@ -254,7 +264,7 @@ class OurApp:
         s = self.session
         await self._idle()
         self._reset(s, self.sink, self.speech, self.tts)
-        spec = s.user_turns.stats.to_json()
+        spec = s.host.figures().speculation.to_json()
         speech_end = await self.mic.say(stimulus)
         await asyncio.wait_for(self._finished.wait(), 60)
         m = self._marks
@@ -262,16 +272,15 @@ class OurApp:
             while "result" not in m:
                 await asyncio.sleep(0.01)
         result: TurnResult = m["result"]
-        stats = s.agent.core.last_stats
         how = result.endpointing
-        assert stats.request_sent is not None and stats.first_token is not None
-        the_one = self.speech.the_one(result.heard, m["transcript"])
+        request_sent, first_token = _model_stamps(result, how["speech_end_at"])
+        the_one = self.speech.the_one(result.user_words, m["transcript"])
         tts_start, tts_end = self.tts.calls[0]
         at = {
             "transcript": m["transcript"],
             "endpoint": how["ended_at"],
-            "request_sent": stats.request_sent,
-            "first_token": stats.first_token,
+            "request_sent": request_sent,
+            "first_token": first_token,
             "first_fragment": how["speech_end_at"] + result.timings_ms["first_sentence_ms"] / 1000,
             "first_audio": tts_end,
             "first_sample": self.sink.first_sample_at,
@@ -281,16 +290,16 @@ class OurApp:
             at = {"pause_transcription": the_one[0], **at}
             parts["pause_wait"] = (the_one[0] - speech_end) * 1000
             parts["asr_inference"] = (the_one[1] - the_one[0]) * 1000
-        parts["model_ttft"] = (stats.first_token - stats.request_sent) * 1000
-        parts["first_fragment_tokens"] = (at["first_fragment"] - stats.first_token) * 1000
+        parts["model_ttft"] = (first_token - request_sent) * 1000
+        parts["first_fragment_tokens"] = (at["first_fragment"] - first_token) * 1000
         parts["tts_synthesis"] = (tts_end - tts_start) * 1000
         stages = {k: (v - speech_end) * 1000 for k, v in at.items()}
         total = stages["first_sample"]
-        after = s.user_turns.stats.to_json()
+        after = s.host.figures().speculation.to_json()
         return {
             "system": "ours",
             "kind": "voice",
-            "heard": result.heard,
+            "heard": result.user_words,
             "ended_by": how.get("ended_by"),
             "speculation": how.get("speculation"),
             "speculation_counts": {k: after[k] - spec[k] for k in after},
@@ -311,22 +320,21 @@ class OurApp:
         self._reset(s, self.sink, self.speech, self.tts)
         t0 = time.perf_counter()
         result = await s.send_text(TYPED_QUESTION)
-        stats = s.agent.core.last_stats
         tm = result.timings_ms
-        assert stats.request_sent is not None and stats.first_token is not None
+        request_sent, first_token = _model_stamps(result, t0)
         tts_start, tts_end = self.tts.calls[0]
         first_fragment = t0 + tm["first_sentence_ms"] / 1000
         assert self.sink.first_sample_at is not None
         stages = {
-            "request_sent": (stats.request_sent - t0) * 1000,
-            "first_token": (stats.first_token - t0) * 1000,
+            "request_sent": (request_sent - t0) * 1000,
+            "first_token": (first_token - t0) * 1000,
             "first_fragment": (first_fragment - t0) * 1000,
             "first_audio": (tts_end - t0) * 1000,
             "first_sample": (self.sink.first_sample_at - t0) * 1000,
         }
         parts = {
-            "model_ttft": (stats.first_token - stats.request_sent) * 1000,
-            "first_fragment_tokens": (first_fragment - stats.first_token) * 1000,
+            "model_ttft": (first_token - request_sent) * 1000,
+            "first_fragment_tokens": (first_fragment - first_token) * 1000,
             "tts_synthesis": (tts_end - tts_start) * 1000,
         }
         total = stages["first_sample"]
@@ -350,20 +358,19 @@ class OurApp:
         if result.error:
             raise RuntimeError(f"the screenshot turn failed: {result.error}")
         m = self._marks
-        stats = s.agent.core.last_stats
         tm = result.timings_ms
-        assert stats.request_sent is not None and stats.first_token is not None
+        request_sent, first_token = _model_stamps(result, t0)
         (call_in, call_done), (second_in, _) = self.tool_server.served[:2]
         tts_start, tts_end = self.tool_tts.calls[0]
         first_fragment = t0 + tm["first_sentence_ms"] / 1000
         assert self.tool_sink.first_sample_at is not None
         at = {
-            "request_sent": stats.request_sent,
+            "request_sent": request_sent,
             "tool_call_done": call_done,
             "tool_started": m["tool_started"],
             "screenshot_taken": m["screenshot_taken"],
             "second_request": second_in,
-            "first_token": stats.first_token,
+            "first_token": first_token,
             "first_fragment": first_fragment,
             "first_audio": tts_end,
             "first_sample": self.tool_sink.first_sample_at,
@@ -372,8 +379,8 @@ class OurApp:
         parts = {
             # the whole tool-call response as served (TTFT + the call's chunks)
             "model_tool_call": (call_done - call_in) * 1000,
-            "model_ttft": (stats.first_token - second_in) * 1000,
-            "first_fragment_tokens": (first_fragment - stats.first_token) * 1000,
+            "model_ttft": (first_token - second_in) * 1000,
+            "first_fragment_tokens": (first_fragment - first_token) * 1000,
             "screenshot": (m["screenshot_taken"] - m["tool_started"]) * 1000,
             "tts_synthesis": (tts_end - tts_start) * 1000,
         }

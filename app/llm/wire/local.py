@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
+from app.llm.base import ModelClient
 from app.llm.errors import (
     ContextOverflowError,
     ModelNotInstalledError,
@@ -283,7 +284,7 @@ def to_messages(request: LLMRequest) -> list[dict[str, str]]:
     return out
 
 
-class LocalModelClient:
+class LocalModelClient(ModelClient):
     """The embedded model behind the same client interface as a hosted one."""
 
     def __init__(

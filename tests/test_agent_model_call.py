@@ -1,0 +1,93 @@
+"""A model call and a turn give their outcome when they are over (no out-parameters): the
+message, usage and stamps of a call, the typed `ProviderError` of one that failed, and
+`AgentTurnError` raised from it; over real HTTP from a scripted loopback server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from app.agent import AgentCore, AgentTurnError, InMemoryStorage
+from app.agent.model_call import stream_call
+from app.agent.reply_guard import ReplyGuard
+from app.llm import AuthenticationError, LLMRequest, Msg, ProviderClient, create_provider_client
+from app.redaction import Redactor
+from tests.llm_servers import Reply, ScriptedChatServer
+
+REFUSED = Reply.error(401, {"error": {"message": "Invalid key.", "type": "invalid_api_key"}})
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedChatServer]:
+    with ScriptedChatServer() as scripted:
+        yield scripted
+
+
+def client_of(server: ScriptedChatServer) -> ProviderClient:
+    return create_provider_client(
+        "openai-compatible/m", base_url=server.base_url, api_style="chat", api_key="k"
+    )
+
+
+REQUEST = LLMRequest(model="m", messages=[Msg.user("hi")], stream=True)
+
+
+async def test_a_finished_call_gives_its_message_usage_and_stamps(
+    server: ScriptedChatServer,
+) -> None:
+    server.push(Reply.text_stream(["Hello", " there."]))
+    client = client_of(server)
+    call = stream_call(client, REQUEST, Redactor(), ReplyGuard(0))
+    try:
+        assert [piece async for piece in call] == ["Hello", " there."]
+    finally:
+        await client.aclose()
+    outcome = call.outcome
+    assert outcome.error is None and outcome.message is not None
+    assert outcome.message.text == "Hello there." and outcome.said == "Hello there."
+    assert outcome.usage is not None and (outcome.usage.input, outcome.usage.output) == (10, 5)
+    assert outcome.finish_reason == "stop" and outcome.emitted
+    assert outcome.request_sent and outcome.first_token and outcome.finished
+    assert outcome.request_sent <= outcome.first_token <= outcome.finished
+
+
+async def test_a_failed_call_gives_the_typed_provider_error(server: ScriptedChatServer) -> None:
+    server.push(REFUSED)
+    client = client_of(server)
+    call = stream_call(client, REQUEST, Redactor(), ReplyGuard(0))
+    try:
+        assert [piece async for piece in call] == []
+    finally:
+        await client.aclose()
+    outcome = call.outcome
+    assert isinstance(outcome.error, AuthenticationError)
+    assert outcome.error.status_code == 401 and "Invalid key" in str(outcome.error)
+    assert outcome.message is None and not outcome.emitted and outcome.first_token is None
+
+
+async def test_a_turn_that_failed_raises_agent_turn_error_from_the_provider_error(
+    server: ScriptedChatServer,
+) -> None:
+    server.push(REFUSED)
+    client = client_of(server)
+    storage = InMemoryStorage()
+    core = AgentCore(
+        provider=client, model="m", storage=storage, conf_uid="c",
+        history_uid=storage.create_history("c"),
+    )
+    turn = core.turn([], Msg.user("hi"))
+    try:
+        with pytest.raises(AgentTurnError) as raised:
+            [item async for item in turn]
+    finally:
+        await client.aclose()
+    cause = raised.value.cause
+    assert isinstance(cause, AuthenticationError) and raised.value.__cause__ is cause
+    assert "Invalid key" in str(raised.value)
+    outcome = turn.outcome
+    assert outcome.cause is cause and outcome.error == str(raised.value)
+    assert outcome.model_calls == 1 and outcome.request_sent and outcome.finished
+    # The core records nothing: the turn's messages are the owner's to keep.
+    assert [m.text for m in turn.messages] == ["hi"]
+    assert storage.load("c", core.history_uid) == []
