@@ -5,10 +5,12 @@ avatar."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from app import __version__
 from app.commands.common import EXIT_USAGE, fail, missing_library_message
 from app.commands.one_turn import CONVERSATION_HELP
 from app.redaction import Redactor
+from app.terminal import VisibleStream
 
 
 def _model_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -138,11 +141,24 @@ def _guard_streams() -> None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115
 
 
+@contextlib.contextmanager
+def _visible_streams() -> Iterator[None]:
+    """Everything written to stdout and stderr (a reply, a notice, a log line, argparse's
+    usage) shows control characters as escapes: a reply cannot take over the terminal."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = VisibleStream(out), VisibleStream(err)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
 def main(argv: list[str] | None = None) -> int:
     _guard_streams()
     from app.audio.native_messages import routed_to_log
 
-    with routed_to_log():  # ALSA's and JACK's chatter goes to the log, not the terminal
+    # ALSA's and JACK's chatter goes to the log, not the terminal
+    with _visible_streams(), routed_to_log():
         try:
             return _main(argv)
         except (OSError, ImportError) as exc:

@@ -75,10 +75,13 @@ class TurnFinished:
 
 @dataclass(slots=True, frozen=True)
 class Notice:
-    """Something the user should read, in words. `error=True` shows it as a problem."""
+    """Something the user should read, in words. `error=True` shows it as a problem.
+    `side=True`: a side part (the long-term memory) failed, and turns go on without it;
+    a one-turn command tells it and still answers."""
 
     message: str
     error: bool = False
+    side: bool = False
 
 
 @dataclass(slots=True, frozen=True)

@@ -4,8 +4,8 @@ The file is `<data dir>/logs/companion.log` (three files of 1 MB at most). Every
 record passes through `RedactSecrets`, which masks it with the `Redactor` given to
 `setup_logging` (anything shaped like an API key or a token, and the secret values
 added to it: the configured keys), so a key never reaches a log line, whatever the
-code logged. A log file that cannot be opened (a full or read-only disk) leaves
-stderr only.
+code logged; control characters in it are written as escapes (`app.terminal`). A
+log file that cannot be opened (a full or read-only disk) leaves stderr only.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from app.redaction import Redactor
+from app.terminal import visible
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 MAX_BYTES = 1_000_000
@@ -36,9 +37,10 @@ class RedactSecrets(logging.Filter):
             message = str(record.msg)
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
-        record.msg, record.args = self.redactor(message), None
+        # Control characters (a model's reply logged) are escaped: `tail -f` shows them.
+        record.msg, record.args = visible(self.redactor(message)), None
         if record.exc_text:
-            record.exc_text = self.redactor(record.exc_text)
+            record.exc_text = visible(self.redactor(record.exc_text))
         record.exc_info = None if record.exc_text else record.exc_info
         return True
 

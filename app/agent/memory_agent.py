@@ -34,6 +34,7 @@ from app.agent.vision import last_label_number
 from app.avatar.state import EXPRESSIONS
 from app.llm import ContentBlock, ImageBlock, Msg, TextBlock
 from app.media import ImageError, import_image_async
+from app.text_input import readable
 
 __all__ = ["INTERRUPTED_NOTE", "AgentReply", "BatchInput", "MemoryAgent", "Reply"]
 
@@ -50,7 +51,9 @@ class BatchInput:
 
     @property
     def text(self) -> str:
-        return "\n".join(t for t in self.texts if t.strip())
+        # Text that is not valid Unicode (lone surrogates from undecodable bytes) is
+        # mended here, where every host's words enter the agent (`app.text_input`).
+        return readable("\n".join(t for t in self.texts if t.strip()))
 
 
 class MemoryAgent:

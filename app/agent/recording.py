@@ -77,7 +77,7 @@ def record_turn(
     try:
         storage.append(turn.conf_uid, turn.history_uid, messages)
     except OSError as exc:
-        log.error("could not save the turn (%s); it stays in memory", exc)
+        log.info("could not save the turn (%s); it stays in memory", exc)  # told in words
         unsaved = exc.unsaved if isinstance(exc, HistoryNotSaved) else len(messages)
         return Saved(unsaved, write_problem_words(exc))
     # Written, with whatever waited from before; or still waiting elsewhere.

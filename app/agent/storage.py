@@ -34,6 +34,7 @@ from typing import Protocol, runtime_checkable
 from app.agent.durable import append_whole, free_backup_name, fsync_dir, write_new
 from app.agent.history_records import TITLE_CHARS, Replay, check_id, is_app_id, replay_line
 from app.llm import Msg
+from app.text_input import readable
 
 log = logging.getLogger(__name__)
 
@@ -439,15 +440,16 @@ class FileStorage:
 
     def _write(self, path: Path, records: list[dict[str, object]]) -> None:
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-        # A lone surrogate (from a broken stream) cannot be UTF-8: it becomes U+FFFD-like "?".
-        data = _scrub(text).encode("utf-8", "replace")
+        # A lone surrogate (from a broken stream) cannot be UTF-8: it becomes U+FFFD.
+        data = readable(_scrub(text)).encode("utf-8")
         with self._lock:
             self._pending.setdefault(path, []).append(_Chunk(data, len(records)))
             try:
                 self._flush(path)
             except OSError as exc:
                 self._write_problem = exc
-                log.error("could not save the conversation %s (%s); kept to retry", path, exc)
+                # Info: the user is told in words (the window's notice, a command's line).
+                log.info("could not save the conversation %s (%s); kept to retry", path, exc)
                 raise HistoryNotSaved(exc, self.unsaved()) from exc
 
     def append(self, conf_uid: str, history_uid: str, messages: Sequence[Msg]) -> None:

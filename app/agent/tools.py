@@ -6,7 +6,7 @@ arguments first, runs the tool with a timeout, and turns every failure (bad
 arguments, an exception, a timeout, an unknown name) into an error tool result the
 model reads: a tool never crashes a turn. What a tool returns becomes the result:
 text, an `ImageBlock`, a list of both, or any JSON-able value (anything else is
-shown as its `repr`).
+shown as its `repr`); its text made valid Unicode (`app.text_input`).
 
 Built-ins: `take_screenshot`, `get_time`, `read_clipboard` (text only; registered
 only when the user allows it). User tools come from config as command templates
@@ -35,6 +35,7 @@ from pydantic import ValidationError as ArgumentsError
 
 from app.agent.command_args import PLACEHOLDER, fill_command
 from app.llm import ImageBlock, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
+from app.text_input import readable
 
 if TYPE_CHECKING:  # app.media (Pillow, mss) is imported when a screenshot tool is made
     from app.media import Capture, ScreenGrabber
@@ -130,6 +131,16 @@ def _result_blocks(value: Any) -> list[TextBlock | ImageBlock]:
     return [TextBlock(text=_json_text(value))]
 
 
+def _readable(block: TextBlock | ImageBlock) -> TextBlock | ImageBlock:
+    """A result's text made valid Unicode (an MCP server's JSON may hold a lone
+    `\ud800`): a wire could not send it, nor the history keep it."""
+    if isinstance(block, TextBlock):
+        text = readable(block.text)
+        if text is not block.text:
+            return TextBlock(text=text)
+    return block
+
+
 def _clip(blocks: list[TextBlock | ImageBlock]) -> list[TextBlock | ImageBlock]:
     out: list[TextBlock | ImageBlock] = []
     for block in blocks:
@@ -190,7 +201,7 @@ class ToolRegistry:
 
         def error(message: str) -> ToolResultBlock:
             return ToolResultBlock(
-                tool_use_id=call.id, name=call.name, is_error=True, content=message
+                tool_use_id=call.id, name=call.name, is_error=True, content=readable(message)
             )
 
         tool = self._tools.get(call.name)
@@ -210,7 +221,7 @@ class ToolRegistry:
             return error(f"Invalid arguments for {call.name}: {problems}")
         try:
             value = await asyncio.wait_for(tool.func(arguments, context), tool.timeout_s)
-            blocks = _clip(_result_blocks(value))
+            blocks = _clip([_readable(block) for block in _result_blocks(value)])
         except TimeoutError:
             return error(f"{call.name} did not finish within {tool.timeout_s:g} seconds.")
         except ToolError as exc:

@@ -77,7 +77,10 @@ async def _live(settings: Any, wav: Path, pcm: bytes, out: Path | None, as_json:
 
     def seen(event: object) -> None:
         if isinstance(event, Notice):
-            notices.append(event.message)
+            if event.error and not event.side:
+                notices.append(event.message)
+            else:  # told, and the turns go on (the voice fell back, the memory failed)
+                print(f"companion: {event.message}", file=sys.stderr)
         elif isinstance(event, UserTranscript) and not event.final and event.text:
             partials.setdefault(event.turn_id, []).append(event.text)
 

@@ -113,9 +113,9 @@ async def _turn(settings: Any, start: TurnStarter, report: Report) -> int:
 
     def heard(event: object) -> None:
         if isinstance(event, Notice):
-            if event.error:
+            if event.error and not event.side:
                 problems.append(event.message)
-            else:  # told, and the turn goes on (the voice fell back to the system's)
+            else:  # told, and the turn goes on (the voice fell back, the memory failed)
                 print(f"companion: {event.message}", file=sys.stderr)
 
     hub = EventHub()

@@ -119,8 +119,15 @@ class LongTermMemory:
 
     def open(self) -> None:
         """Open the file now (at start, off the first turn's path; any thread), and queue
-        the turns the last run had no time to look at. Problems are told."""
-        self.store.open()
+        the turns the last run had no time to look at. Problems are told, never raised:
+        the memory is a side part, and turns go on without it."""
+        try:
+            self.store.open()
+        except Exception as exc:  # whatever it was, the turn must not be lost for it
+            log.info("the memory file could not be opened", exc_info=True)  # the notice says it
+            words = f"The long-term memory cannot be used: {exc}"
+            self.changes.tell(Notice(words, error=True, side=True))
+            return
         if self.enabled:
             try:
                 for record in self.store.take_pending(self._character):
@@ -135,11 +142,11 @@ class LongTermMemory:
 
     def _tell_store_notices(self) -> None:
         for notice in self.store.drain_notices():
-            self.changes.tell(Notice(notice, error=True))
+            self.changes.tell(Notice(notice, error=True, side=True))
 
     def _failed(self, exc: MemoryStoreError) -> None:
         self._tell_store_notices()
-        self.changes.tell(Notice(str(exc), error=True))
+        self.changes.tell(Notice(str(exc), error=True, side=True))
 
     # ----- the agent's turn ------------------------------------------------------------
     def before_turn(self, text: str, conversation: str, turn: int) -> str:
@@ -182,8 +189,14 @@ class LongTermMemory:
     def after_turn(
         self, history: Sequence[Msg], start: int, conversation: str, *, failed: bool = False
     ) -> None:
-        """Queue the turn whose user message is `history[start]` for extraction."""
+        """Queue the turn whose user message is `history[start]` for extraction. A
+        `failed` turn (the model did not answer) leaves nothing to learn: not queued, so
+        a command that failed ends at once instead of asking the same model again."""
         if not self.enabled or start >= len(history):
+            return
+        if failed:
+            if self._command_turn == (conversation, start):
+                self._command_turn = None
             return
         if self._command_turn == (conversation, start):
             self._command_turn = None

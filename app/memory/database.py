@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import shutil
 import sqlite3
 import time
 from pathlib import Path
@@ -33,9 +34,11 @@ def connect(
     except (sqlite3.DatabaseError, OSError) as exc:
         why = _unusable(exc)
         if why is None:
+            full = _is_full(exc, path.parent)
             notices.append(
-                f"The memory file {path} cannot be used ({describe(exc)}): memories "
-                "are kept only until Companion closes."
+                f"The memory file {path} cannot be used "
+                f"({'the disk is full' if full else describe(exc)}): memories are kept "
+                "only until Companion closes."
             )
         else:
             return _replace(path, why, busy_timeout_s, notices)
@@ -77,10 +80,11 @@ def _replace(
     except (sqlite3.DatabaseError, OSError) as exc:
         notices.append(
             f"The memory file {path} cannot be used ({why}) and could not be replaced "
-            f"({describe(exc)}): memories are kept only until Companion closes."
+            f"({describe(exc, path.parent)}): memories are kept only until Companion closes."
         )
         return _ram(), True
-    log.warning("memory file %s unusable (%s): moved aside to %s", path, why, aside)
+    # Info, not a warning: the notice below is what the user reads (once).
+    log.info("memory file %s unusable (%s): moved aside to %s", path, why, aside)
     notices.append(
         f"The memory file could not be used ({why}): it was moved aside to {aside} and "
         "a new, empty memory was started."
@@ -94,10 +98,11 @@ def _ram() -> sqlite3.Connection:
     return conn
 
 
-def describe(exc: BaseException) -> str:
-    """A SQLite failure in the user's words."""
+def describe(exc: BaseException, folder: Path | None = None) -> str:
+    """A SQLite failure in the user's words (`folder`: where the file is, to tell a full
+    disk behind a plain "disk I/O error")."""
     text = str(exc)
-    if _is_full(exc):
+    if _is_full(exc, folder):
         return "the disk is full; free some space and the memories after that are saved again"
     if "locked" in text or "busy" in text:
         return "the memory file is in use by another program; close it and try again"
@@ -106,8 +111,19 @@ def describe(exc: BaseException) -> str:
     return text
 
 
-def _is_full(exc: BaseException) -> bool:
-    return "full" in str(exc) or getattr(exc, "errno", None) == errno.ENOSPC
+ALMOST_FULL_BYTES = 256 * 1024  # less free than this: an I/O error there is a full disk
+
+
+def _is_full(exc: BaseException, folder: Path | None = None) -> bool:
+    if "full" in str(exc) or getattr(exc, "errno", None) == errno.ENOSPC:
+        return True
+    # SQLite says "disk I/O error" when it cannot grow its WAL files on a full disk.
+    if folder is None or "i/o error" not in str(exc).lower():
+        return False
+    try:
+        return shutil.disk_usage(folder).free < ALMOST_FULL_BYTES
+    except OSError:
+        return False
 
 
 def _unusable(exc: BaseException) -> str | None:

@@ -166,6 +166,7 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._notices: list[str] = []
         self.in_ram = path is None  # True too when the file could not be used
+        self._folder = path.parent if path is not None else None
 
     # ----- opening ---------------------------------------------------------------------
     def open(self) -> None:
@@ -200,7 +201,9 @@ class MemoryStore:
             try:
                 yield self._conn
             except sqlite3.Error as exc:
-                raise MemoryStoreError(f"Could not read the memories: {describe(exc)}.") from exc
+                raise MemoryStoreError(
+                    f"Could not read the memories: {describe(exc, self._folder)}."
+                ) from exc
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
@@ -221,8 +224,11 @@ class MemoryStore:
                 if conn.in_transaction:
                     with contextlib.suppress(sqlite3.Error):
                         conn.execute("ROLLBACK")
-                log.error("a memory could not be saved: %s", exc)
-                raise MemoryStoreError(f"Could not save the memory: {describe(exc)}.") from exc
+                # Info: the error's words reach the user as a notice, once.
+                log.info("a memory could not be saved: %s", exc)
+                raise MemoryStoreError(
+                    f"Could not save the memory: {describe(exc, self._folder)}."
+                ) from exc
 
     # ----- reading ---------------------------------------------------------------------
     def get(self, memory_id: int) -> MemoryItem | None:
