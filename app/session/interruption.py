@@ -22,20 +22,20 @@ class Interruptions:
     """The generation counter and the hooks of its current generation."""
 
     def __init__(self) -> None:
-        self._generation = 0
+        self._current = 0
         self._hooks: list[Hook] = []
 
     @property
     def generation(self) -> int:
-        return self._generation
+        return self._current
 
     def scope(self) -> Scope:
         """The current generation: live until the next `interrupt()`."""
-        return Scope(self, self._generation)
+        return Scope(self, self._current)
 
     def interrupt(self) -> None:
         """End the current generation: every scope of it stops, its hooks run now."""
-        self._generation += 1
+        self._current += 1
         hooks, self._hooks = self._hooks, []
         for hook in hooks:
             try:
@@ -44,7 +44,7 @@ class Interruptions:
                 log.exception("an interruption hook failed")
 
     def _add(self, generation: int, hook: Hook) -> Hook:
-        if generation != self._generation:
+        if generation != self._current:
             hook()  # interrupted already: at once
             return lambda: None
         self._hooks.append(hook)
