@@ -397,3 +397,32 @@ async def test_two_utterances_in_one_barge_in_make_one_turn(
     assert len(srv.requests) == 2 and len(transcripts(seen)) == 2
     assert transcripts(seen)[1] == " ".join(held.finals)
     assert "moon" in held.finals[1].lower()
+
+
+async def test_its_own_voice_through_a_canceller_that_fails_is_not_a_turn() -> None:
+    # A speaker heard perfectly (no delay, no room) and a canceller that removes nothing
+    # of it (AEC3 failed so on a zero-delay loopback): the voice itself is taken for
+    # speech over it. Its words, transcribed, are the companion's own: not a barge-in
+    # that stands, not a turn, nothing stored; the reply speaks on, and the rest of it is
+    # not listened through.
+    with ScriptedChatServer([Reply.text_stream(LONG_REPLY, delay=0.01)]) as srv:
+        room = SimulatedRoom(delay_ms=0, attenuation_db=0)
+        session, seen = in_room(srv, room)
+        process = session.echo.process
+
+        def leaks(chunk: bytes) -> bytes:
+            process(chunk)  # the canceller runs (and keeps its state) ...
+            return chunk  # ... and lets all of the voice through
+
+        session.echo.process = leaks  # type: ignore[method-assign]
+        result = await answered_in_room(session, seen, room, 1)
+    assert session.barge.count >= 1 and session.barge.echoes == 1
+    assert session.barge.resumes == session.barge.count  # every pause spoke on
+    assert not result.interrupted
+    assert transcripts(seen) == ["Tell me about the sea"]  # no turn from its own voice
+    assert len(srv.requests) == 1
+    spoken = [s.display_text for s in result.sentences]
+    assert spoken[-1].startswith("And a third one")  # the whole reply was said
+    stored = session.history_messages()
+    assert [m.role.value for m in stored] == ["user", "assistant"]
+    assert "interrupted" not in stored[-1].metadata

@@ -19,6 +19,7 @@ from app.session.speaking import (
     BargeInSettled,
     CompanionStartedSpeaking,
     CompanionStoppedSpeaking,
+    EchoLeaked,
     OutputChanged,
     OutputLost,
     ReplyOver,
@@ -242,3 +243,24 @@ async def test_settings_saved_while_a_session_runs_apply_at_its_next_start(
     finals = [e for e in seen if isinstance(e, UserTranscript) and e.final and e.text]
     assert len(finals) == 1  # heard with the settings it started with
     assert session.settings is settings  # the app's object, which the shell saves into
+
+
+def test_after_its_voice_came_back_the_reply_is_not_listened_through() -> None:
+    signals = Signals()
+    view = SpeakingView(signals)
+    rule = BargeIn(view)
+    signals.emit(ReplyStarted())
+    signals.emit(CompanionStartedSpeaking(1))
+    assert not rule.mutes(1.0) and rule.may_interrupt(1.0)
+    signals.emit(BargeInPaused(600.0))
+    signals.emit(CompanionStoppedSpeaking(1, "How are you today?", echo_until=0.0))
+    assert view.said == "How are you today?"
+    signals.emit(EchoLeaked())  # what the barge-in heard was its own voice
+    signals.emit(BargeInSettled(resumed=True))
+    signals.emit(CompanionStartedSpeaking(1))
+    assert rule.mutes(1.0) and not rule.may_interrupt(1.0)  # half-duplex for this reply
+    signals.emit(CompanionStoppedSpeaking(1, "How are you today? Fine.", echo_until=0.0))
+    signals.emit(ReplyOver())
+    signals.emit(ReplyStarted())
+    signals.emit(CompanionStartedSpeaking(2))
+    assert not rule.mutes(1.0) and rule.may_interrupt(1.0)  # the next reply tries again

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.session.wording import is_backchannel, same_words, sounds_finished
+from app.session.wording import is_backchannel, is_own_words, same_words, sounds_finished
 
 
 @pytest.mark.parametrize(
@@ -97,3 +97,50 @@ def test_the_same_words_ignore_case_and_punctuation_only() -> None:
     assert same_words("Hello, there.", "hello there")
     assert not same_words("What's the weather like?", "What's the weather like today?")
     assert not same_words("Can you help me", "Can you help me with the report")
+
+
+# -- the companion's own voice coming back through the microphone --------------------------
+SAID = (
+    "Hi there, Sam! How are you today? I'm doing well. It's Pepper, your kitten's name. "
+    "Your job interview is tomorrow, and they told me that you are ready."
+)
+
+
+@pytest.mark.parametrize(
+    "heard",
+    [
+        "I'm doing well.",  # a whole sentence, as whisper closes it
+        "How are you today",
+        "Thursday, how are you today?",  # a slip at the start, the rest its own
+        "They told me that.",
+        "Your job is...",  # cut where the voice was stopped
+        "It's Pepper, your kitten's name.",
+        "how are you",
+    ],
+)
+def test_the_companions_own_words_heard_back_are_known_as_its_own(heard: str) -> None:
+    assert is_own_words(heard, SAID)
+
+
+@pytest.mark.parametrize(
+    "heard",
+    [
+        "My cat is called Miso.",  # an answer shares a word or two, not its order
+        "Yes.",  # one word: cannot tell, so it is the user's
+        "Stop, stop, what is the weather like?",
+        "Can you tell me more about Pepper?",
+        "I'm not doing well at all, to be honest, I feel terrible.",
+        "",
+    ],
+)
+def test_the_users_own_words_are_not_taken_for_the_companions(heard: str) -> None:
+    assert not is_own_words(heard, SAID)
+
+
+def test_nothing_said_means_nothing_is_its_own() -> None:
+    assert not is_own_words("How are you today?", "")
+
+
+def test_an_answer_that_repeats_part_of_the_question_is_the_users() -> None:
+    assert not is_own_words("My cat is called Miso.", "Is your cat called Miso?")
+    assert not is_own_words("Yes, it's tomorrow.", "Is your job interview tomorrow?")

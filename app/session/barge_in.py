@@ -17,8 +17,14 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from app.session.speaking import BargeInPaused, BargeInSettled, Signals, SpeakingView
-from app.session.wording import is_backchannel
+from app.session.speaking import (
+    BargeInPaused,
+    BargeInSettled,
+    EchoLeaked,
+    Signals,
+    SpeakingView,
+)
+from app.session.wording import is_backchannel, is_own_words
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +57,7 @@ class BargeIns:
         self._more: list[tuple[bytes, float]] = []
         self.count = 0  # barge-ins detected
         self.resumes = 0  # ... of which the companion spoke on
+        self.echoes = 0  # ... of which its own voice was what was heard
         self.last_at: float | None = None  # perf_counter() of the last detection
 
     @property
@@ -126,6 +133,13 @@ class BargeIns:
         finally:
             self._words_pending = False
         text = " ".join(texts)
+        if text.strip() and is_own_words(text, self._view.said):
+            # The canceller let the companion's own voice through: not the user.
+            log.info("the barge-in was the companion's own voice (%r): speaking on", text)
+            self.echoes += 1
+            self._signals.emit(EchoLeaked())
+            self.decide(resume=True)
+            return None
         if not text.strip() or is_backchannel(text):
             if text.strip():
                 log.info("the barge-in was only %r: speaking on", text)

@@ -34,6 +34,7 @@ class SessionFigures:
     speculation: SpeculationStats = field(default_factory=SpeculationStats)
     barge_ins: int = 0  # barge-ins detected
     barge_in_resumes: int = 0  # ... of which the companion spoke on
+    barge_in_echoes: int = 0  # ... of which its own voice was what was heard
     transcriptions: int = 0  # the last listening loop's transcriptions while speaking
     transcribing_s: float = 0.0  # ... and the time they took
     turn_model_calls: int = 0  # ... and the turn model's answers
@@ -112,6 +113,7 @@ class SessionHost:
             speculation=replace(self._user_turns.stats),
             barge_ins=self._barge.count,
             barge_in_resumes=self._barge.resumes,
+            barge_in_echoes=self._barge.echoes,
             transcriptions=hearing.calls if hearing is not None else 0,
             transcribing_s=hearing.busy_s if hearing is not None else 0.0,
             turn_model_calls=taking.questions if taking is not None else 0,

@@ -64,6 +64,12 @@ class BargeInSettled:
 
 
 @dataclass(frozen=True, slots=True)
+class EchoLeaked:
+    """What the microphone heard over the companion was its own voice (the canceller
+    let it through): until this reply is over, its voice is not listened through."""
+
+
+@dataclass(frozen=True, slots=True)
 class OutputChanged:
     """Replies are heard through `sink` from now on (None: shown only, no speaker)."""
 
@@ -91,6 +97,7 @@ SpeakingSignal = (
     | CompanionStoppedSpeaking
     | BargeInPaused
     | BargeInSettled
+    | EchoLeaked
     | OutputChanged
     | OutputLost
     | SoundTestEnded
@@ -132,6 +139,9 @@ class SpeakingView:
         self.echo_until = 0.0  # perf_counter() until which its echo may still be heard
         self.replies = 0  # turns in flight (0 or 1: the conductor runs one at a time)
         self.barge_pending = False  # a barge-in paused the voice and waits for words
+        self.said = ""  # the reply's words spoken so far (this turn's, or the last one's)
+        self._said_by = -1  # ... in turn number
+        self.echo_leaked = False  # its own voice came back through the canceller
         self.stop = signals.watch(self._see)
 
     def _see(self, signal: SpeakingSignal) -> None:
@@ -139,11 +149,15 @@ class SpeakingView:
             self.replies += 1
         elif isinstance(signal, ReplyOver):
             self.replies = max(0, self.replies - 1)
+            self.echo_leaked = False
         elif isinstance(signal, CompanionStartedSpeaking):
             self.speaking = True
         elif isinstance(signal, CompanionStoppedSpeaking):
             self.speaking = False
             self.echo_until = max(self.echo_until, signal.echo_until)
+            self.said, self._said_by = signal.heard_reply, signal.turn_id
+        elif isinstance(signal, EchoLeaked):
+            self.echo_leaked = True
         elif isinstance(signal, BargeInPaused):
             self.barge_pending = True
         elif isinstance(signal, BargeInSettled):
@@ -174,6 +188,7 @@ __all__ = [
     "BargeInSettled",
     "CompanionStartedSpeaking",
     "CompanionStoppedSpeaking",
+    "EchoLeaked",
     "OutputChanged",
     "OutputLost",
     "ReplyOver",

@@ -60,15 +60,21 @@ class BargeIn:
 
     def mutes(self, now: float) -> bool:
         # Between turns the echo tail of the last reply is dropped as before: barge-in
-        # listens through the voice only while a turn runs or a barge-in waits.
-        return self._view.over_voice(now) and not self.cancels_echo()
+        # listens through the voice only while a turn runs or a barge-in waits. When
+        # the voice came back through the canceller this reply (`EchoLeaked`), the rest
+        # of the reply is not listened through: half-duplex until it is over.
+        view = self._view
+        leaked = view.echo_leaked and not view.barge_pending
+        return view.over_voice(now) and (leaked or not self.cancels_echo())
 
     def cancels_echo(self) -> bool:
         return self._view.busy or self._view.barge_pending
 
     def may_interrupt(self, now: float) -> bool:
         view = self._view
-        return view.over_voice(now) and view.busy and not view.barge_pending
+        return (
+            view.over_voice(now) and view.busy and not view.barge_pending and not view.echo_leaked
+        )
 
 
 class HalfDuplex:

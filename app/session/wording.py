@@ -102,3 +102,34 @@ def is_backchannel(text: str) -> bool:
         return False
     meant = [word for word in spoken if word not in _FILLERS]
     return " ".join(meant) in _BACKCHANNEL_PHRASES or all(w in _BACKCHANNELS for w in meant)
+
+
+# What the microphone hears of the companion's own voice comes back through a recognizer
+# that slips ("It's Kid's name" for "It's Pepper, your kitten's name"): most of its words,
+# in order, are words the companion just said.
+OWN_WORDS_SHARE = 0.75
+_OWN_WORDS_LOOK_BACK = 120  # the companion's last words compared (a long reply's tail)
+
+
+def is_own_words(heard: str, said: str) -> bool:
+    """Whether `heard` (a transcript of the microphone) is the companion's own words
+    `said` coming back: at least two of its words, and `OWN_WORDS_SHARE` of them, are
+    found in order among what was said. A user who answers ("My cat is called Miso")
+    shares a word or two with the question, not most of their sentence in order."""
+    heard_words = words(heard)
+    said_words = words(said)[-_OWN_WORDS_LOOK_BACK:]
+    if len(heard_words) < 2 or not said_words:
+        return False
+    common = _common_in_order(heard_words, said_words)
+    return common >= 2 and common >= OWN_WORDS_SHARE * len(heard_words)
+
+
+def _common_in_order(a: list[str], b: list[str]) -> int:
+    """The length of the longest common subsequence of `a` and `b` (word lists)."""
+    previous = [0] * (len(b) + 1)
+    for word in a:
+        current = [0]
+        for j, other in enumerate(b):
+            current.append(previous[j] + 1 if word == other else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
