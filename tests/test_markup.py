@@ -5,7 +5,6 @@ reply guard counting the very sentences the divider speaks."""
 from __future__ import annotations
 
 import asyncio
-import re
 import sys
 from collections.abc import AsyncIterator, Callable
 from types import FrameType
@@ -29,7 +28,7 @@ from app.agent.markup import _sentences as splitting  # the splitter's own modul
 from app.agent.reply_guard import ReplyCut, ReplyGuard
 from app.agent.transformers import reply_pipeline
 from app.avatar.state import EXPRESSIONS
-from tests.test_transformers import LONG_SHAPES
+from tests.test_transformers import LONG_SHAPES, _CountingPattern
 
 KNOWN = {name.lower(): name for name in EXPRESSIONS}
 
@@ -409,22 +408,6 @@ def test_the_old_guard_split_no_5_where_the_divider_did_not() -> None:
 
 
 # ---------------------------------------------------------------- linear work
-
-
-class _CountingPattern:
-    """A compiled pattern that counts the characters it is asked to read."""
-
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern, self.chars = pattern, 0
-
-    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        found = self.pattern.search(text, pos)
-        self.chars += (found.end() if found else len(text)) - pos
-        return found
-
-    def sub(self, repl: str, text: str) -> str:
-        self.chars += len(text)
-        return self.pattern.sub(repl, text)
 
 
 def _splitter_work(text: str) -> int:
