@@ -310,15 +310,15 @@ class MonitorTap:
 
     RATE = 16_000
 
-    def __init__(self, server: PulseServer, path: Path) -> None:
-        self._server, self.path = server, path
+    def __init__(self, server: PulseServer, path: Path, *, device: str = MONITOR) -> None:
+        self._server, self.path, self.device = server, path, device
         self._process: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> MonitorTap:
         self._process = subprocess.Popen(
             [
                 "parec",
-                f"--device={MONITOR}",
+                f"--device={self.device}",
                 "--format=s16le",
                 f"--rate={self.RATE}",
                 "--channels=1",

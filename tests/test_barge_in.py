@@ -264,6 +264,11 @@ async def test_speaking_over_the_companion_interrupts_it_and_becomes_the_next_tu
     got = [w.strip(",.?!") for w in transcripts(seen)[1].lower().split()]
     assert "today" in got and len(got) >= 4, got
     assert messages[-1]["content"] == transcripts(seen)[1]
+    # The memory is told what the companion was saying as these words were heard (it
+    # leaves out of them whatever was its own voice).
+    stored = session.history_messages()
+    assert stored[-2].role.value == "user"
+    assert stored[-2].metadata["spoken_over"].startswith("This is")
 
 
 async def test_the_companions_own_voice_and_a_short_cough_do_not_interrupt(

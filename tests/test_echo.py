@@ -275,3 +275,30 @@ def test_a_late_listening_loop_does_not_make_the_companion_interrupt_itself(
     is when a sentence starts. (Lined up by what had been read, the old way, the same
     rooms made it interrupt itself in 4 of the 6 sentences.)"""
     assert lagging_room_barge_ins(replies, by_clock=True) == 0
+
+
+def test_after_the_device_ran_dry_the_reference_starts_again_by_the_clock() -> None:
+    """A busy machine let the speaker's buffer run dry between two slices: the second
+    plays later than right after the first. Told so (`after_gap`), its reference goes
+    to the microphone samples of the moment it was handed over; not told, it would
+    follow the first at once and the canceller would look for an echo that is not
+    there yet (measured on the real path: bench/bench_echo_path.py --load 3)."""
+    clock = Clock()
+    told, untold = FarEndBuffer(clock), FarEndBuffer(clock)
+    for b in (told, untold):  # 2 s of microphone read on time: the clock's origin is known
+        for i in range(100):
+            clock.t = 100.0 + (i + 1) * 0.02
+            b.take(320)
+    tone = np.full(800, 1000, np.int16)  # 50 ms
+    clock.t = 102.0
+    for b in (told, untold):
+        b.push(tone, 16_000)
+    # The mic side is late (nothing read since 102.0); the device ran dry, and the
+    # next slice is handed over 15 ms after the first one ended (less than a resync).
+    clock.t = 102.065
+    told.push(tone * 2, 16_000, after_gap=True)
+    untold.push(tone * 2, 16_000)
+    clock.t = 102.3
+    got, got_untold = told.take(3200), untold.take(3200)
+    assert int(np.argmax(got == 2000)) == 1040  # at 65 ms: when it was handed over
+    assert int(np.argmax(got_untold == 2000)) == 800  # right after the first slice

@@ -97,7 +97,7 @@ def test_the_view_knows_whether_the_sink_feeds_the_canceller() -> None:
     sink = FarEndSink()
     signals.emit(OutputChanged(sink))
     assert not view.has_far_end  # no canceller connected to it yet
-    sink.far_end = lambda _pcm, _rate: None
+    sink.far_end = lambda _pcm, _rate, **_kw: None
     assert view.has_far_end
     signals.emit(OutputChanged(None))
     assert view.sink is None and not view.has_far_end
@@ -120,7 +120,7 @@ def test_barge_in_is_the_strategy_only_when_it_can_work(
     view = SpeakingView(signals)
     sink = FarEndSink()
     if far_end:
-        sink.far_end = lambda _pcm, _rate: None
+        sink.far_end = lambda _pcm, _rate, **_kw: None
     signals.emit(OutputChanged(sink))
     rules = FloorRules(AudioSettings(barge_in=barge_in), Gate(mode), Echo(cancels), view)
     assert isinstance(rules.current(), expected)

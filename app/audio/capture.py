@@ -12,6 +12,7 @@ import contextlib
 import gc
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -34,6 +35,24 @@ class AudioSource(Protocol):
     def chunks(self) -> AsyncIterator[bytes]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class CapturedSource(Protocol):
+    """A source that knows when its chunks were captured (a microphone does; a file does
+    not): `captured_at` is the perf_counter() moment the last sample of the chunk
+    `chunks()` last yielded was heard, so a listener that fell behind (a busy machine)
+    still knows what the room held at that moment."""
+
+    @property
+    def captured_at(self) -> float | None: ...
+
+
+def heard_at(source: object, now: float) -> float:
+    """When the chunk `source` just gave was heard: `now`, or earlier when the source
+    knows it was captured earlier."""
+    at = source.captured_at if isinstance(source, CapturedSource) else None
+    return now if at is None else min(now, at)
 
 
 class ChunkListSource:
@@ -209,7 +228,8 @@ class MicrophoneSource:
     ) -> None:
         self._device = device
         self._queue_size = queue_size
-        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=queue_size)
+        self._queue: asyncio.Queue[tuple[bytes, float] | None]
+        self._queue = asyncio.Queue(maxsize=queue_size)
         self._stream: Any = None
         self._closing = False
         self._lost: str | None = None
@@ -219,6 +239,9 @@ class MicrophoneSource:
         self.overruns = 0
         self.errors = 0
         self.samplerate: int | None = None  # the device's rate and channels, once open
+        # perf_counter() when the last sample of the chunk `chunks()` last yielded was
+        # captured: behind the clock by as much as the listener lags behind the room.
+        self.captured_at: float | None = None
         self.channels: int | None = None
 
     @staticmethod
@@ -260,14 +283,15 @@ class MicrophoneSource:
         import sounddevice as sd
 
         # A fresh queue per stream: nothing stale from an earlier one is delivered.
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=self._queue_size)
+        queue: asyncio.Queue[tuple[bytes, float] | None]
+        queue = asyncio.Queue(maxsize=self._queue_size)
         self._queue = queue
         self._closing = False
         self._lost = None
 
-        def put(data: bytes) -> None:
+        def put(data: bytes, captured_at: float) -> None:
             try:
-                queue.put_nowait(data)
+                queue.put_nowait((data, captured_at))
             except asyncio.QueueFull:
                 self.overruns += 1
                 if self.overruns in (1, 10, 100) or self.overruns % 1000 == 0:
@@ -303,6 +327,7 @@ class MicrophoneSource:
 
         def callback(indata: np.ndarray, frames: int, time_info: Any, status: Any) -> None:
             nonlocal carry
+            now = time.perf_counter()  # the block's last sample was captured about now
             try:
                 mono = indata[:, 0] if indata.shape[1] == 1 else indata.mean(axis=1)
                 out = resampler.push(mono)
@@ -312,7 +337,8 @@ class MicrophoneSource:
                 if whole:
                     pcm = np.clip(np.rint(out[:whole] * 32768.0), -32768, 32767).astype("<i2")
                     for start in range(0, whole, step):
-                        to_loop(put, pcm[start : start + step].tobytes())
+                        ahead_s = (whole - start - step) / SAMPLE_RATE  # later samples
+                        to_loop(put, pcm[start : start + step].tobytes(), now - ahead_s)
                 carry = out[whole:]
             except Exception as exc:  # never into PortAudio's thread: that ends the stream
                 self.errors += 1
@@ -370,7 +396,8 @@ class MicrophoneSource:
                 chunk = None
             if chunk is not None:
                 wait_s = self.STALL_TIMEOUT_S
-                yield chunk
+                self.captured_at = chunk[1]
+                yield chunk[0]
                 continue
             if self._closing or self._lost is None:
                 return

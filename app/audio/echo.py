@@ -80,9 +80,11 @@ class EchoCanceller(Protocol):
     name: str
     cancels: bool  # False for the half-duplex fallback
 
-    def far_end(self, samples: np.ndarray, sample_rate: int) -> None:
+    def far_end(self, samples: np.ndarray, sample_rate: int, *, after_gap: bool = False) -> None:
         """The exact samples (int16 mono) being played now, at their own rate.
-        Thread-safe: a sink calls it from its playing thread."""
+        `after_gap`: the device ran dry before them (an underrun on a busy machine), so
+        they start later than the samples before them ended. Thread-safe: a sink calls
+        it from its playing thread."""
         ...
 
     def process(self, near: bytes) -> bytes:
@@ -154,7 +156,9 @@ class FarEndBuffer:
     def _origin(self) -> float | None:
         return self._origins[0][1] if self._origins else None
 
-    def push(self, samples: np.ndarray, sample_rate: int) -> None:
+    def push(self, samples: np.ndarray, sample_rate: int, *, after_gap: bool = False) -> None:
+        """Queue played samples; `after_gap` (the device ran dry before them) places
+        them by the clock, as a new stretch, not right after the ones before."""
         if samples.size == 0:
             return
         now = self.clock()
@@ -167,7 +171,7 @@ class FarEndBuffer:
                 self._at = self._read + self._queued
             # The reference pushed so far ends here (soxr still owes `pending` of it).
             pushed_end = self._at + resampler.pending
-            ran_dry = pushed_end <= self._read
+            ran_dry = after_gap or pushed_end <= self._read
             end = max(pushed_end, self._read)
             gap = 0
             origin = self._origin()
@@ -285,8 +289,8 @@ class WebRtcEchoCanceller:
     def clock(self, clock: Callable[[], float]) -> None:
         self._far.clock = clock
 
-    def far_end(self, samples: np.ndarray, sample_rate: int) -> None:
-        self._far.push(samples, sample_rate)
+    def far_end(self, samples: np.ndarray, sample_rate: int, *, after_gap: bool = False) -> None:
+        self._far.push(samples, sample_rate, after_gap=after_gap)
 
     def _whole(self, near: bytes) -> np.ndarray:
         samples = np.frombuffer(near, dtype="<i2")
@@ -370,7 +374,7 @@ class HalfDuplex:
     def clock(self, clock: Callable[[], float]) -> None:
         self._far.clock = clock
 
-    def far_end(self, samples: np.ndarray, sample_rate: int) -> None:
+    def far_end(self, samples: np.ndarray, sample_rate: int, *, after_gap: bool = False) -> None:
         # Only the timing matters here: whether the companion is playing.
         self._far._last_played = max(
             self._far._last_played, self.clock() + samples.size / sample_rate

@@ -40,7 +40,11 @@ LevelCallback = Callable[[float], None]
 # Receives the exact samples (int16 mono, at their own rate) as they are played: the
 # far-end reference for echo cancellation (`app.audio.echo`). Called from the playing
 # thread; it must not block.
-FarEndCallback = Callable[[np.ndarray, int], None]
+class FarEndCallback(Protocol):
+    """Told each slice a sink hands to its device (`EchoCanceller.far_end`)."""
+
+    def __call__(self, samples: np.ndarray, sample_rate: int, *, after_gap: bool = False) -> None:
+        ...
 
 
 class PlaybackError(Exception):
@@ -260,9 +264,12 @@ class SoundDeviceSink:
                 if self._stop.is_set():
                     break
                 part = chunk[offset : offset + piece]
+                # Written first: the device says whether it ran dry before this slice
+                # (a busy machine), and then the canceller's reference starts again
+                # where the slice really plays, not right after the last one.
+                underflowed = stream.write(part.reshape(-1, 1))
                 if self.far_end is not None:
-                    self.far_end(part, audio.sample_rate)
-                stream.write(part.reshape(-1, 1))
+                    self.far_end(part, audio.sample_rate, after_gap=bool(underflowed))
                 written += part.size
             if self._stop.is_set():
                 stream.abort()  # drop what is queued: silent at once

@@ -17,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from app.own_words import is_own_words
 from app.session.speaking import (
     BargeInPaused,
     BargeInSettled,
@@ -24,7 +25,7 @@ from app.session.speaking import (
     Signals,
     SpeakingView,
 )
-from app.session.wording import is_backchannel, is_own_words
+from app.session.wording import is_backchannel
 
 log = logging.getLogger(__name__)
 

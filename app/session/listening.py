@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from app.audio.capture import AudioSource, MicrophoneSource, MicrophoneUnavailable
+from app.audio.capture import AudioSource, MicrophoneSource, MicrophoneUnavailable, heard_at
 from app.audio.echo import EchoCanceller
 from app.audio.format import BYTES_PER_SECOND, FRAME_BYTES, pcm_bytes
 from app.audio.vad import BargeInDetector, Endpointer, EndpointerConfig, SileroVad, frames
@@ -202,7 +202,10 @@ class Listener:
                         yield UserStoppedSpeaking(None, time.perf_counter(), push_to_talk=True)
                     else:
                         yield self._event(end, taking, 0, push_to_talk=True)
-                rule, now = self.rules.current(), time.perf_counter()
+                # The rules are asked about the moment the chunk was heard: a listener
+                # that fell behind must not take the voice it heard while the companion
+                # spoke for the user's, once the voice has stopped.
+                rule, now = self.rules.current(), heard_at(source, time.perf_counter())
                 # Through a turn the canceller processes the mic, so its filter keeps up
                 # with the room; otherwise the mic is only counted, so the reference stays
                 # lined up with it (and costs nothing while nobody speaks).

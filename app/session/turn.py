@@ -27,6 +27,7 @@ from app.events import (
     TurnFinished,
     UserTranscript,
 )
+from app.memory.heard import SPOKEN_OVER
 from app.session.hearing import transcribe
 from app.session.interruption import Scope
 from app.session.speaking import (
@@ -307,7 +308,11 @@ class Turn:
         runner, result, timings = self.runner, self.result, self.result.timings_ms
         waiter = asyncio.create_task(self._still_waiting())
         if self._replies is None:
-            self._replies = runner.agent.chat(BatchInput([result.user_words]), commit=self._commit)
+            said = BatchInput([result.user_words])
+            if result.endpointing.get("over_barge_in") and runner.view.said:
+                # Heard over its voice: the memory leaves out what was its own words.
+                said.metadata[SPOKEN_OVER] = runner.view.said
+            self._replies = runner.agent.chat(said, commit=self._commit)
         replies = self._replies
         try:
             async for item in replies:

@@ -12,8 +12,10 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from app.audio.format import BYTES_PER_SECOND
 from app.config import Settings
 from app.events import EventHub, Notice, Status, StatusChanged, UserTranscript
+from app.own_words import is_own_words
 from app.session.barge_in import BargeIns
 from app.session.interruption import Interruptions
 from app.session.listen_events import (
@@ -32,6 +34,9 @@ from app.speech import SpeechError
 log = logging.getLogger(__name__)
 
 RunExclusive = Callable[[TurnMaker], Awaitable[TurnResult]]
+# Speech that began this long after the companion's echo tail may still be its own voice
+# (a Bluetooth speaker's delay, a sound system's buffers): its words decide.
+OWN_VOICE_AFTER_S = 2.0
 Spawn = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
 
@@ -66,6 +71,7 @@ class UserTurns:
         self._result_watchers: list[Callable[[TurnResult], None]] = []
         self._end_watchers: list[Callable[[UserStoppedSpeaking], None]] = []
         self.pending = 0  # spoken turns being transcribed or answered
+        self.own_voice = 0  # turns that were the companion's own voice heard back
 
     # ----- while the user speaks ----------------------------------------------------
     def words(self, event: PartialWords | WordsReady | SpeechResumed | ListeningNote) -> None:
@@ -177,6 +183,16 @@ class UserTurns:
                 self._events.emit(UserTranscript("", True, turn_id))
             self._events.emit(StatusChanged(Status.LISTENING, "didn't catch that"))
             return None
+        if self._own_voice(text, event):
+            # Its own voice came back (late, past the canceller): not the user's turn.
+            log.info("a turn was the companion's own voice heard back (%r): not a turn", text)
+            self.own_voice += 1
+            if speculation is not None:
+                speculation.discard()
+            if turn_id is not None:
+                self._events.emit(UserTranscript("", True, turn_id))
+            self._events.emit(StatusChanged(Status.LISTENING))
+            return None
         used = speculation is not None and speculation.matches(text)
         if speculation is not None:
             if used:
@@ -198,6 +214,14 @@ class UserTurns:
         )
         self._report(result)
         return result
+
+    def _own_voice(self, text: str, event: UserStoppedSpeaking) -> bool:
+        """The words are the companion's own (what it just said) and began while it
+        spoke or soon after: its voice heard back, not the user."""
+        view = self._view
+        began = event.speech_end - len(event.pcm or b"") / BYTES_PER_SECOND
+        near = view.speaking or began <= view.echo_until + OWN_VOICE_AFTER_S
+        return near and is_own_words(text, view.said)
 
     def watch_results(self, told: Callable[[TurnResult], None]) -> Callable[[], None]:
         """Tell `told` each spoken turn's result once it is done."""
