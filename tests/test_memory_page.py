@@ -23,6 +23,7 @@ from app.events import MemoryChanged
 from app.memory import LongTermMemory, MemoryDraft, MemoryStore
 from app.ui import MainWindow
 from app.ui.memory_page import MemoryNotice, MemoryPage
+from app.ui.memory_page import shown as shown_note
 from app.ui.session_port import MemoryPort
 from tests.test_ui import qapp  # noqa: F401  (a fixture)
 from tests.ui_sessions import ScriptedSession
@@ -75,10 +76,11 @@ def test_the_memory_port_is_what_the_memory_provides() -> None:
 
 
 def test_the_page_lists_every_memory_newest_first(page: MemoryPage) -> None:
+    # Stored about "the user", shown to the user as "you" (one person in each place).
     assert page.texts() == [
-        "用户喜欢喝乌龙茶",
-        "The user works as a nurse.",
-        "The user's cat is called Luna.",
+        "你喜欢喝乌龙茶",
+        "You work as a nurse.",
+        "Your cat is called Luna.",
     ]
     assert page.count_label.text() == "3 memories"
     assert page.off_label.isHidden()
@@ -86,18 +88,20 @@ def test_the_page_lists_every_memory_newest_first(page: MemoryPage) -> None:
 
 def test_searching_keeps_the_memories_that_hold_the_words(page: MemoryPage) -> None:
     page.search.setText("CAT")
-    assert page.texts() == ["The user's cat is called Luna."]
+    assert page.texts() == ["Your cat is called Luna."]
     assert page.count_label.text() == "1 of 3 memories"
     page.search.setText("乌龙")
-    assert page.texts() == ["用户喜欢喝乌龙茶"]
+    assert page.texts() == ["你喜欢喝乌龙茶"]
+    page.search.setText("your cat")  # as the page shows it
+    assert page.texts() == ["Your cat is called Luna."]
 
 
 def test_editing_a_memory_in_the_list_stores_it(page: MemoryPage, memory: LongTermMemory) -> None:
-    [item] = page.list.findItems("The user's cat is called Luna.", Qt.MatchFlag.MatchExactly)
-    item.setText("The user's cat is called Nori.")
+    [item] = page.list.findItems("Your cat is called Luna.", Qt.MatchFlag.MatchExactly)
+    item.setText("Your cat is called Nori.")  # typed as the page shows notes: to "you"
     flush()
     assert "The user's cat is called Nori." in [m.text for m in memory.items()]
-    assert "The user's cat is called Nori." in page.texts()
+    assert "Your cat is called Nori." in page.texts()
     [edited] = [m for m in memory.items() if "Nori" in m.text]
     assert edited.source == "edited"
 
@@ -116,7 +120,7 @@ def test_deleting_the_chosen_memory(page: MemoryPage, memory: LongTermMemory) ->
         "用户喜欢喝乌龙茶",
         "The user's cat is called Luna.",
     ]
-    assert page.texts() == ["用户喜欢喝乌龙茶", "The user's cat is called Luna."]
+    assert page.texts() == ["你喜欢喝乌龙茶", "Your cat is called Luna."]
 
 
 @pytest.mark.parametrize(
@@ -145,7 +149,7 @@ def test_export_then_import_into_an_empty_memory(
     memory.forget_everything()
     page.import_from(out)
     assert "Imported 3 new memories" in page.error_label.text()
-    assert sorted(page.texts()) == sorted(m["text"] for m in document["memories"])
+    assert sorted(page.texts()) == sorted(shown_note(m["text"]) for m in document["memories"])
     page.import_from(out)  # nothing new the second time
     assert "Imported 0 new memories" in page.error_label.text() and memory.count() == 3
 
@@ -168,7 +172,7 @@ def test_the_page_follows_changes_made_elsewhere(page: MemoryPage, memory: LongT
     memory.store.add("Mika", MemoryDraft("The user has a red bicycle."))
     memory.changes.record("remembered", (), ())
     flush()
-    assert page.texts()[0] == "The user has a red bicycle."
+    assert page.texts()[0] == "You have a red bicycle."
 
 
 def test_the_page_says_when_memory_is_off(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.memory.commands import MemoryCommand, about_user, parse_command, to_the_user
+from app.memory.commands import MemoryCommand, about_user, parse_command
 from app.memory.extraction import (
     SCHEMA,
     TurnRecord,
@@ -18,6 +18,7 @@ from app.memory.extraction import (
     parse_reply,
     response_format_for,
 )
+from app.memory.person import to_the_user
 from app.memory.recall import NOTE_HEADER, Recall, render_note
 from app.memory.store import MemoryDraft, MemoryItem, MemoryStore
 from app.memory.terms import match_query, query_terms
@@ -204,7 +205,7 @@ def test_notes_the_user_never_said_are_left_out(caplog: pytest.LogCaptureFixture
         proposals = parse_reply(reply, RECORD, shown=set())
     assert proposals is not None
     assert [p.text for p in proposals] == ["The user moved to Berlin.", "The user's cat is Nori."]
-    assert "not in what the user said" in caplog.text
+    assert "not in what the user stated" in caplog.text
 
 
 @pytest.mark.parametrize(

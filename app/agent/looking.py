@@ -40,12 +40,12 @@ __all__ = [
 SCREENSHOT_TOOL = "take_screenshot"
 LOOK_ID_PREFIX = "look_"  # the ids of the calls the app makes itself
 LOOKS_ON_REQUEST_HINT = (
-    "You cannot take screenshots yourself. When the user asks about their screen, the app "
+    "You cannot take screenshots yourself. When you are asked about the screen, the app "
     "looks for you and gives you a take_screenshot result: the window titles and the text "
     "read from the screen. Answer from that result only; never guess what is on the screen."
 )
 CANNOT_LOOK_HINT = (
-    "You cannot see the user's screen (screenshots are turned off). If they ask about it, "
+    "You cannot see the screen (screenshots are turned off). If you are asked about it, "
     "say that you cannot see it; never guess what is on it."
 )
 

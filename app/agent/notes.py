@@ -10,9 +10,13 @@ import re
 
 from app.llm import ContentBlock, Msg, Role, TextBlock
 
-INTERRUPTED_NOTE = "[The user interrupted you here; they heard only the text above.]"
+# In the companion's own message, so in its person: "you" is the one it talks with (a
+# note that says "the user" there has a small model speak of "the user" to them).
+INTERRUPTED_NOTE = "[You interrupted me here; you heard only the words above.]"
+# How earlier versions wrote it: still in stored conversations, still taken out.
+OLD_INTERRUPTED_NOTE = "[The user interrupted you here; they heard only the text above.]"
 
-MODEL_NOTES = (INTERRUPTED_NOTE,)
+MODEL_NOTES = (INTERRUPTED_NOTE, OLD_INTERRUPTED_NOTE)
 # A note as written, or as a model repeats it (case, spacing and the final dot may vary).
 _NOTE = re.compile(
     "|".join(
@@ -29,13 +33,11 @@ def without_notes(text: str) -> str:
     return kept.strip() if found else text
 
 
-# The note speaks of "the user"; in the user's own message a small model takes that
-# for a third person and answers about "the user". Said plainly who that is, first,
-# so every note starts the same way (the model can read that start ahead of the turn):
-IN_MESSAGE_OPEN = (
-    'In the notes below, "the user" (用户) is me, the one talking to you now: speak to '
-    'me as "you", never as "the user". My own words come after the notes.'
-)
+# The memory's note is written in the user's own words ("My cat is Nori", never "the
+# user": a small model that reads "the user" in the user's message takes it for a third
+# person and answers about "the user"). Every note starts the same way (the model can
+# read that start ahead of the turn), with what it is and to whom the reply speaks:
+IN_MESSAGE_OPEN = 'Notes for you first, then my message. Answer me as "you".'
 
 
 def memory_note_start(note: str) -> str:
@@ -46,7 +48,7 @@ def memory_note_start(note: str) -> str:
 
 def with_memory_note(turn: list[Msg], note: str) -> list[Msg]:
     """`turn` with `note` in front of its first user message's words (after a line that
-    says the note's "user" is the one speaking)."""
+    says what comes first)."""
     note = memory_note_start(note)
     out = list(turn)
     for i, msg in enumerate(out):
@@ -64,6 +66,7 @@ __all__ = [
     "INTERRUPTED_NOTE",
     "IN_MESSAGE_OPEN",
     "MODEL_NOTES",
+    "OLD_INTERRUPTED_NOTE",
     "memory_note_start",
     "with_memory_note",
     "without_notes",

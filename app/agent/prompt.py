@@ -13,12 +13,15 @@ from app.assets import asset_path
 from app.avatar.state import EXPRESSIONS
 
 DEFAULT_PROMPT_FILE = asset_path("prompts/system.txt")
+# Nothing here calls the one the companion talks with "the user": a small model that
+# reads "the user" in its prompt talks of "the user" to them ("I see the user is asking").
 TOOLS_HINT = (
-    "When the user asks about something on their screen, call the take_screenshot tool "
+    "When you are asked about something on the screen, call the take_screenshot tool "
     "to look before you answer."
 )
 _FALLBACK = (
-    "You are {name}, a friendly desktop companion who talks with the user out loud. "
+    "You are {name}, a friendly desktop companion. You talk out loud with one person: "
+    'speak to them as "you", and by their name when you know it. '
     "Every reply begins with one expression tag in square brackets, one of: {tags}. "
     "After the tag, always say your answer out loud in words: {sentences} short spoken "
     "sentences, no markdown."

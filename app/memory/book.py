@@ -14,6 +14,7 @@ which is the configured chat model's.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -36,6 +37,8 @@ from app.memory.extraction import (
     parse_reply,
     stem,
 )
+from app.memory.heard import own_recent_words, users_part
+from app.memory.person import as_stored, in_my_words, mentions_user, to_the_user
 from app.memory.recall import Recall, render_note
 from app.memory.store import MemoryDraft, MemoryItem, MemoryStore, MemoryStoreError
 from app.memory.terms import content_words, normalize, similarity
@@ -53,17 +56,20 @@ EXPLICIT_IMPORTANCE = 0.75  # "remember that ..." matters more than a passing me
 # Said in the later turns of a conversation in which something was forgotten: the
 # conversation's own history still holds it (without repeating what it was).
 FORGOTTEN_HERE = (
-    "Earlier in this conversation the user asked you to forget something about them. You "
-    "no longer know it: do not bring it up again, even though it was said earlier here."
+    "Earlier in this conversation I asked you to forget something about me. You no "
+    "longer know it: do not bring it up again, even though it was said earlier here."
 )
 
 
 def _user_texts(history: Sequence[Msg], start: int) -> list[str]:
-    """The user's own messages before `start`, newest last."""
+    """The user's own messages before `start`, newest last (without the companion's
+    words heard back as theirs)."""
     texts = [
-        m.text for m in history[:start] if m.role == Role.USER and not m.tool_results and m.text
+        users_part(m.text, own_recent_words(history, i))
+        for i, m in enumerate(history[:start])
+        if m.role == Role.USER and not m.tool_results and m.text
     ]
-    return texts[-CONTEXT_MESSAGES:]
+    return [text for text in texts if text.strip()][-CONTEXT_MESSAGES:]
 
 
 class LongTermMemory:
@@ -202,7 +208,11 @@ class LongTermMemory:
             self._command_turn = None
             self.writer.submit(TurnRecord(conversation, start, ""))  # counts recalls only
             return
-        said = history[start].text
+        said = users_part(history[start].text, own_recent_words(history, start))
+        if not said.strip():  # the companion's own voice, heard back: nothing about the user
+            log.info("memory: turn %d was the companion's own voice heard back; skipped", start)
+            self.writer.submit(TurnRecord(conversation, start, ""))  # counts recalls only
+            return
         record = TurnRecord(conversation, start, said, tuple(_user_texts(history, start)))
         self.writer.submit(record)
 
@@ -242,24 +252,25 @@ class LongTermMemory:
         if command.action == "recall":
             if self.store.count(self._character):
                 return [
-                    "The user asks what you remember about them: tell them what the notes "
-                    "above say, briefly, in your own words."
+                    "I ask what you remember about me: tell me what the notes above say, "
+                    "briefly, in your own words."
                 ]
             return [
-                "The user asks what you remember about them. You have no notes about them "
-                "yet: say so, and that they can tell you things to remember."
+                "I ask what you remember about me. You have no notes about me yet: say so, "
+                "and that I can tell you things to remember."
             ]
         return [
-            "The user asked you to forget everything about them. You cannot do that from "
-            "a conversation: tell them that \"Forget everything\" on the Memory page (the 💭 "
-            "button in the window) erases every memory once they confirm."
+            "I asked you to forget everything about me. You cannot do that from a "
+            "conversation: tell me that \"Forget everything\" on the Memory page (the 💭 "
+            "button in the window) erases every memory once I confirm."
         ]
 
     def _remember(self, subject: str, conversation: str, turn: int) -> list[str]:
         text = about_user(subject)
         same = self._closest(text, SAME)
         if same is not None:
-            return [f"As the user asked, you already have this note: {_q(same.text)}. Say so."]
+            known = _q(in_my_words(same.text))
+            return [f"As I asked, you already have this note: {known}. Say so."]
         try:
             item = self.store.add(
                 self._character,
@@ -268,21 +279,21 @@ class LongTermMemory:
         except MemoryStoreError as exc:
             self._failed(exc)
             return [
-                f"The user asked you to remember {_q(text)}, but it could not be written "
-                f"down ({exc}). Tell them."
+                f"I asked you to remember {_q(in_my_words(text))}, but it could not be "
+                f"written down ({exc}). Tell me."
             ]
         self.changes.record("remembered", (), (item,))
         return [
-            f"Just now, as the user asked, you wrote down this note: {_q(item.text)}. Tell "
-            "them in a few words that you will remember it."
+            f"Just now, as I asked, you wrote down this note: {_q(in_my_words(item.text))}. "
+            "Tell me in a few words that you will remember it."
         ]
 
     def _forget(self, subject: str, conversation: str) -> list[str]:
         matches = self.matching(subject)
         if not matches:
             return [
-                f"The user asked you to forget {_q(subject)}, but you have no note about "
-                "that. Tell them so, briefly."
+                f"I asked you to forget {_q(subject)}, but you have no note about that. "
+                "Tell me so, briefly."
             ]
         removed: list[MemoryItem] = []
         try:
@@ -294,10 +305,10 @@ class LongTermMemory:
         if removed:
             self.changes.record("forgot", tuple(removed), ())
             self._forgot_in.add(conversation)
-        gone = ", ".join(_q(item.text) for item in removed) or "nothing"
+        gone = ", ".join(_q(in_my_words(item.text)) for item in removed) or "nothing"
         return [
-            f"Just now, as the user asked, you forgot these notes: {gone}. They are gone: "
-            "do not mention what they said. Tell the user briefly that you forgot it."
+            f"Just now, as I asked, you forgot these notes: {gone}. They are gone: do not "
+            "mention what they said. Tell me briefly that you forgot it."
         ]
 
     def matching(self, subject: str) -> list[MemoryItem]:
@@ -367,7 +378,7 @@ class LongTermMemory:
                 return
 
     def _apply_one(self, record: TurnRecord, proposal: Proposal) -> None:
-        text = proposal.text if _mentions_user(proposal.text) else about_user(proposal.text)
+        text = proposal.text if mentions_user(proposal.text) else about_user(proposal.text)
         target = self.store.get(proposal.replaces) if proposal.replaces is not None else None
         if target is not None and target.character != self._character:
             target = None
@@ -406,12 +417,16 @@ class LongTermMemory:
     # ----- the Memory page ---------------------------------------------------------------
     def items(self, query: str = "") -> list[MemoryItem]:
         """The memories, the most recently changed first; with `query`, those whose text
-        holds it (case and width aside)."""
+        holds it, as stored or as the user reads it (case and width aside)."""
         everything = self.store.all(self._character)
         wanted = normalize(query)
         if not wanted:
             return everything
-        return [item for item in everything if wanted in normalize(item.text)]
+        return [
+            item
+            for item in everything
+            if wanted in normalize(item.text) or wanted in normalize(to_the_user(item.text))
+        ]
 
     def count(self) -> int:
         return self.store.count(self._character)
@@ -420,7 +435,8 @@ class LongTermMemory:
         before = self.store.get(memory_id)
         if before is None:
             raise MemoryStoreError("That memory is gone (it was deleted meanwhile).")
-        after = self.store.update(memory_id, text=text, source="edited")
+        # Typed as the page shows notes ("Your cat is Nori"): stored in the third person.
+        after = self.store.update(memory_id, text=as_stored(text), source="edited")
         self.changes.record("edited", (before,), (after,))
         return after
 
@@ -450,6 +466,8 @@ class LongTermMemory:
         known = {normalize(item.text) for item in self.store.all(self._character)}
         fresh: list[MemoryDraft] = []
         for draft in drafts:
+            # A file written by hand may say "your": stored in the one person, as all are.
+            draft = dataclasses.replace(draft, text=as_stored(draft.text))
             key = normalize(draft.text)
             if key and key not in known:
                 known.add(key)
@@ -463,7 +481,3 @@ class LongTermMemory:
 def _q(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
-
-def _mentions_user(text: str) -> bool:
-    lowered = text.lower()
-    return "the user" in lowered or "user's" in lowered or "用户" in text

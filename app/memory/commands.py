@@ -187,38 +187,3 @@ def about_user(subject: str) -> str:
         text = f"About the user: {text}"
     text = text[0].upper() + text[1:]
     return text if text.endswith((".", "!", "?", '"')) else text + "."
-
-
-_USER_VERB = re.compile(r"\b[Tt]he user (?P<verb>[a-z]+)\b")
-_EN_BACK = _swaps(
-    (r"\bthe user's\b", "your"),
-    (r"\bthe user is\b", "you are"),
-    (r"\bthe user was\b", "you were"),
-    (r"\bthe user has\b", "you have"),
-    (r"\bthe user does\b", "you do"),
-    (r"\bthe user doesn't\b", "you don't"),
-    (r"\babout the user\b", "about you"),
-)
-
-
-def _base_verb(verb: str) -> str:
-    if verb.endswith("ies") and len(verb) > 4:
-        return verb[:-3] + "y"
-    if verb.endswith(("shes", "ches", "xes", "sses", "oes")):
-        return verb[:-2]
-    if verb.endswith("s") and not verb.endswith("ss"):
-        return verb[:-1]
-    return verb
-
-
-def to_the_user(note: str) -> str:
-    """A note about the user as said to them ("The user's cat is Nori" → "your cat is
-    Nori"), for the notice that something was remembered."""
-    if has_cjk(note):
-        return note.replace("用户", "你")
-    text = note
-    for pattern, replacement in _EN_BACK:
-        text = pattern.sub(replacement, text)
-    text = _USER_VERB.sub(lambda m: "you " + _base_verb(m.group("verb")), text)
-    text = re.sub(r"\b[Tt]he user\b", "you", text)
-    return text[:1].lower() + text[1:] if text[:4].lower() in ("your", "you ") else text

@@ -40,7 +40,10 @@ Rules:
 in Chinese "用户……"), in the user's language.
 - A correction or update of a known note: the new note, with that note's id in "replaces".
 - Orders to the assistant ("you must ...") are not rules: at most "The user said ...".
-- Greetings, small talk, questions, things already known: no notes.
+- Greetings, small talk, questions, requests, things already known: no notes. A \
+question is not a fact: "How can I help?" or "What time is it?" gives no note.
+- A note says something definite about the user (a name, a thing, a place, a habit); \
+nothing vague like "The user can see with it.".
 - importance: 1 (trivia) to 5 (essential, such as a name or an allergy).
 
 Answer with JSON only:
@@ -182,6 +185,65 @@ def _advice(text: str, said: str) -> bool:
     return not any(word in stated for word in found)
 
 
+# A clause that asks rather than tells: in a sentence that ends with "?", the clauses
+# that open with a question word ("My name is Sam, what's yours?" tells the name).
+_QUESTION_OPEN = re.compile(
+    r"^\W*(?:what|what's|whats|how|why|where|when|who|whom|whose|which|can|could|would|"
+    r"will|shall|should|do|does|did|is|are|am|was|were|have|has|may|might|must|any|"
+    r"anything|isn't|aren't|don't|doesn't|didn't|won't|wouldn't|can't|couldn't|right|or)\b",
+    re.IGNORECASE,
+)
+_CLAUSE = re.compile(r"[^,;.!?。！？，；]+[,;.!?。！？，；]*")
+
+
+def statements(said: str) -> str:
+    """What in `said` tells something: its words without the questions it asks ("How
+    can I help?" tells nothing about the user; a Chinese question ends in 吗 or ？)."""
+    kept: list[str] = []
+    for sentence in _SENTENCE.findall(said):
+        if not sentence.rstrip().endswith(("?", "？", "吗", "吗。", "呢")):
+            kept.append(sentence)
+            continue
+        kept.extend(
+            clause for clause in _CLAUSE.findall(sentence)
+            if not _QUESTION_OPEN.match(clause) and not clause.rstrip().endswith(("？", "吗"))
+        )
+    return " ".join(kept)
+
+
+# Notes that are not facts about the user: a question or request restated ("The user
+# wants to know how to help"), a note about the assistant ("You can help with anything"),
+# or one that says nothing definite ("The user can see with it").
+_ASKING = re.compile(
+    r"\b(?:wants? to know|wanted to know|would like to know|wants? to find out|"
+    r"(?:is|was) asking|asks|asked (?:about|how|what|why|where|when|who|which|if|whether|"
+    r"for)|wonders|wondered|is wondering|is curious|(?:is|was) interested in knowing|"
+    r"needs? help|wants? help|is looking for help|greeted|said (?:hi|hello))\b"
+    r"|想知道|问了|询问|打招呼",
+    re.IGNORECASE,
+)
+_ABOUT_COMPANION = re.compile(
+    r"^\W*(?:you|your|you're|yours)\b|\b(?:the|an) (?:assistant|companion|ai)\b|^\W*(?:你|您)",
+    re.IGNORECASE,
+)
+_VAGUE_WORDS = re.compile(r"\b(?:it|this|that|them|these|those|something|things?|stuff)\b", re.I)
+_NOT_CONTENT = frozenset({"user", "users", "user's"})
+
+
+def _not_about_user(text: str) -> str:
+    """Why the proposed `text` is not a fact about the user ("" when it may be one)."""
+    if _ABOUT_COMPANION.search(text):
+        return "is about the assistant, not the user"
+    if _ASKING.search(text):
+        return "restates a question or request, not a fact"
+    content = content_words(text) - _NOT_CONTENT
+    if _VAGUE_WORDS.search(text) and len(content) <= 1:
+        return "says nothing definite"
+    if not content:
+        return "says nothing"
+    return ""
+
+
 def _stems(words: frozenset[str]) -> set[str]:
     return {stem(word) for word in words}
 
@@ -225,8 +287,12 @@ def _proposal(entry: object, record: TurnRecord, shown: set[int]) -> Proposal | 
     if not isinstance(text, str) or not clean_text(text):
         return None
     text = clean_text(text)
-    if not _grounded(text, (record.said, *record.context)):
-        log.info("memory extraction: %r is not in what the user said; left out", text)
+    junk = _not_about_user(text)
+    if junk:
+        log.info("memory extraction: %r %s; left out", text, junk)
+        return None
+    if not _grounded(text, [statements(said) for said in (record.said, *record.context)]):
+        log.info("memory extraction: %r is not in what the user stated; left out", text)
         return None
     if _advice(text, record.said):
         log.info("memory extraction: %r is advice, not something the user said", text)

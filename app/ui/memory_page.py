@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.events import MemoryChanged, SessionEvent
-from app.memory.commands import to_the_user
+from app.memory.person import to_the_user
 from app.ui.session_port import MemoryPort, SessionPort
 from app.ui.status_line import describe_error
 
@@ -59,6 +59,13 @@ class _Bridge(QObject):
     received = Signal(object)
 
 
+def shown(note: str) -> str:
+    """A stored note as the page lists it: said to the user ("Your cat is Nori"); what
+    they type over it is taken back to the stored person by the memory."""
+    text = to_the_user(note)
+    return text[:1].upper() + text[1:]
+
+
 def _day(stamp: float) -> str:
     return time.strftime("%Y-%m-%d", time.localtime(stamp))
 
@@ -77,6 +84,7 @@ class MemoryPage(QDialog):
             raise ValueError("this session keeps no long-term memory")
         self.memory: MemoryPort = memory
         self._filling = False
+        self._shown_texts: dict[int, str] = {}
         box = QVBoxLayout(self)
         title = QLabel(
             self.tr("What {0} remembers about you").format(memory.character or "Companion")
@@ -167,10 +175,11 @@ class MemoryPage(QDialog):
             self.show_error(describe_error(exc))
             return
         self._filling = True
+        self._shown_texts = {memory.id: shown(memory.text) for memory in items}
         try:
             self.list.clear()
             for memory in items:
-                item = QListWidgetItem(memory.text)
+                item = QListWidgetItem(shown(memory.text))
                 item.setData(ID_ROLE, memory.id)
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
                 item.setToolTip(
@@ -215,6 +224,8 @@ class MemoryPage(QDialog):
             return
         text = item.text().strip()
         memory_id = int(item.data(ID_ROLE))
+        if text == self._shown_texts.get(memory_id):
+            return  # not changed (an edit left as it was)
         if not text:
             self.show_error(self.tr("A memory needs some words; use Delete to remove it."))
             QTimer.singleShot(0, self.refresh)
