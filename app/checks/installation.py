@@ -12,26 +12,43 @@ from pathlib import Path
 
 from app.audio.capture import MicrophoneSource, MicrophoneUnavailable
 from app.audio.playback import PlaybackError, SoundDeviceSink
-from app.checks.outcome import CheckFailed, CheckResult, Said, Warn, Words, in_words, run_check
+from app.checks.outcome import (
+    CheckFailed,
+    CheckResult,
+    Found,
+    Said,
+    Warn,
+    Words,
+    in_words,
+    run_check,
+)
 from app.config import Settings, config_path, data_dir
 
 # -- what the first-run guide looks for -----------------------------------------------
+# Each says what it found twice (`Found`): in plain words a newcomer can act on, and
+# the technical detail (a device's or a model's name and size) for the guide's Details.
+# A failure's words already say what to do; `plain` adds the part of the app it affects.
+
+CHAT_MISSING = Words("The chat model is missing: reinstall Companion, or choose a hosted model.")
+TURNS_AFTER_PAUSE = Words("Knowing when you have finished speaking: after a short pause")
 
 
-def check_microphone(settings: Settings) -> str:
+def check_microphone(settings: Settings) -> Found:
     try:
-        return MicrophoneSource.check_available(settings.audio.input_device)
+        name = MicrophoneSource.check_available(settings.audio.input_device)
     except MicrophoneUnavailable as exc:
         raise CheckFailed(str(exc)) from exc
+    return Found(Words("Microphone: ready — try it below"), name)
 
 
-def check_speaker(settings: Settings) -> str:
+def check_speaker(settings: Settings) -> Found:
     try:
-        return SoundDeviceSink.check_available(settings.audio.output_device)
+        name = SoundDeviceSink.check_available(settings.audio.output_device)
     except PlaybackError as exc:
         raise CheckFailed(str(exc)) from exc
     except Exception as exc:
         raise CheckFailed(in_words(exc)) from exc
+    return Found(Words("Speaker: ready — play a voice below"), name)
 
 
 def _megabytes(path: Path) -> int | None:
@@ -72,12 +89,19 @@ def whisper_words(model: str) -> Words:
     return Words("Built in: Whisper {size}, many languages", {"size": size})
 
 
-def check_chat_model_file(settings: Settings) -> Said:
+def check_chat_model_file(settings: Settings) -> Found:
+    ready = Words("The chat model is ready (works offline)")
     path = settings.chat.local_model_path
     if path is not None:
         if not path.is_file():
-            raise CheckFailed(Words("The chat model file {path} is missing.", {"path": path}))
-        return _own_file(path)
+            raise CheckFailed(
+                Words("The chat model file {path} is missing.", {"path": path}),
+                plain=Words(
+                    "The chat model file you chose is missing: choose another in the "
+                    "settings, or a hosted model."
+                ),
+            )
+        return Found(ready, _own_file(path))
     try:
         from app.llm.wire.local_files import (
             DEFAULT_EMBEDDED,
@@ -88,59 +112,98 @@ def check_chat_model_file(settings: Settings) -> Said:
 
         provider, _, name = settings.chat.model.partition("/")
         model = embedded_model(name if provider == "local" else DEFAULT_EMBEDDED)
-        ready = prepared_file(model)
-        if ready is not None:
-            return _installed(model.label, ready)
+        prepared = prepared_file(model)
+        if prepared is not None:
+            return Found(ready, _installed(model.label, prepared))
         parts = locate_parts(model)
     except Exception as exc:
-        raise CheckFailed(in_words(exc)) from exc
-    return Words(
-        "{model}: {count} parts installed ({size} MB), joined at the first start",
-        {"model": model.label, "count": len(parts), "size": model.size // 1_000_000},
+        raise CheckFailed(in_words(exc), plain=CHAT_MISSING) from exc
+    return Found(
+        Words("The chat model is here (works offline); it gets ready during this first start"),
+        Words(
+            "{model}: {count} parts installed ({size} MB), joined at the first start",
+            {"model": model.label, "count": len(parts), "size": model.size // 1_000_000},
+        ),
     )
 
 
-def check_vad_model(settings: Settings) -> Said:
+def check_vad_model(settings: Settings) -> Found:
     try:
         from app.audio.vad import silero_model_path
 
-        return _installed("Silero", silero_model_path())
+        installed = _installed("Silero", silero_model_path())
     except Exception as exc:
-        raise CheckFailed(in_words(exc)) from exc
+        raise CheckFailed(
+            in_words(exc),
+            plain=Words(
+                "Hearing when you speak: not possible — reinstall Companion, or type your messages"
+            ),
+        ) from exc
+    return Found(Words("Hearing when you speak: ready"), installed)
 
 
-def check_turn_model(settings: Settings) -> Said:
+def check_turn_model(settings: Settings) -> Found:
     if settings.turn.endpointing != "turn_model":
-        return Words("not used (turns end after a silence)")
+        return Found(TURNS_AFTER_PAUSE, Words("not used (turns end after a silence)"))
     try:
         from app.audio.turn_model import smart_turn_model_path
 
-        return _installed("Smart Turn", smart_turn_model_path())
+        installed = _installed("Smart Turn", smart_turn_model_path())
     except Exception as exc:
-        raise CheckFailed(in_words(exc)) from exc
+        raise CheckFailed(in_words(exc), plain=TURNS_AFTER_PAUSE) from exc
+    return Found(Words("Knowing when you have finished speaking: ready"), installed)
 
 
-def check_speech_model_files(settings: Settings) -> Said:
+def check_speech_model_files(settings: Settings) -> Found:
     speech = settings.speech
+    offline = Words("Speech recognition is ready (works offline)")
+    missing = Words("Speech recognition is missing: reinstall Companion, or type your messages")
     if speech.adapter != "whisper_local":
         service = SPEECH_SERVICES.get(speech.adapter, speech.adapter)
-        return Words("an online service, {service}", {"service": service})
+        return Found(
+            Words(
+                "Speech recognition: through an online service ({service})", {"service": service}
+            ),
+            Words("an online service, {service}", {"service": service}),
+        )
     if speech.model_path is not None:
         if not speech.model_path.exists():
             raise CheckFailed(
-                Words("The speech model {path} is missing.", {"path": speech.model_path})
+                Words("The speech model {path} is missing.", {"path": speech.model_path}),
+                plain=missing,
             )
-        return Words("your own model {folder}", {"folder": speech.model_path.name})
+        return Found(offline, Words("your own model {folder}", {"folder": speech.model_path.name}))
+    from app.speech.languages import default_model
+
+    # The model this language uses (`auto` follows the windows' language).
+    name = speech.model or default_model(speech.language, settings.ui.language)
     try:
-        from app.speech.adapters.whisper_local import bundled_model_dir
+        from app.assets import frozen_path
+        from app.llm.wire.local_files import locate_parts, prepared_file
+        from app.speech.whisper_models import (
+            FROZEN_FOLDERS,
+            MULTILINGUAL_MODEL,
+            WHISPER_BASE,
+            base_cache_dir,
+            builtin_model_dir,
+            is_builtin,
+        )
 
-        bundled_model_dir()  # raises when the built-in model is not installed
+        if name == MULTILINGUAL_MODEL:
+            # In the bundle, joined already, or its parts are there: the join itself is
+            # the session's, at the first start (with its progress shown).
+            bundled = frozen_path(FROZEN_FOLDERS[name])
+            in_bundle = bundled is not None and (bundled / "model.bin").is_file()
+            if not in_bundle and prepared_file(WHISPER_BASE, base_cache_dir()) is None:
+                locate_parts(WHISPER_BASE)  # raises, in words, when a part is missing
+        elif is_builtin(name):
+            builtin_model_dir(name)  # raises when the built-in model is not installed
     except Exception as exc:
-        raise CheckFailed(in_words(exc)) from exc
-    return whisper_words(speech.model or "tiny.en")
+        raise CheckFailed(in_words(exc), plain=missing) from exc
+    return Found(offline, whisper_words(name))
 
 
-SystemCheck = tuple[Said, Callable[[Settings], Said]]
+SystemCheck = tuple[Said, Callable[[Settings], Said | Found]]
 
 SYSTEM_CHECKS: tuple[SystemCheck, ...] = (
     (Words("Microphone"), check_microphone),

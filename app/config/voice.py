@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 
 
 class SpeechSettings(BaseModel):
-    """Speech recognition. `model`/`endpoint` unset = the adapter's default (tiny.en for
-    whisper_local). `api_key` is the speech service's own key, never the chat model's;
-    doubao_asr also needs `app_id` (Volcengine APP ID) and may take `resource_id`."""
+    """Speech recognition. `model`/`endpoint` unset = the adapter's default (whisper_local:
+    tiny.en for English, Whisper base for other languages and auto). `api_key` is the
+    speech service's own key, never the chat model's; doubao_asr also needs `app_id`
+    (Volcengine APP ID) and may take `resource_id`."""
 
     adapter: Literal["whisper_local", "openai_transcribe", "doubao_asr", "dashscope_funasr"] = (
         Field(
@@ -24,7 +25,7 @@ class SpeechSettings(BaseModel):
     model: str | None = Field(
         None,
         description="The recognition model's name; empty uses the recognizer's default "
-        "(tiny.en for whisper_local).",
+        "(whisper_local: tiny.en for English, base for other languages).",
     )
     model_path: Path | None = Field(
         None,
@@ -32,8 +33,9 @@ class SpeechSettings(BaseModel):
         "instead of the built-in one.",
     )
     language: str | None = Field(
-        "en",
-        description="The language you speak, as a code such as en or zh; empty or auto detects it.",
+        "auto",
+        description="The language you speak, as a code such as en or zh; auto follows "
+        "the language of the windows and hears another when it is sure.",
     )
     threads: int | None = Field(
         None,
@@ -71,6 +73,16 @@ class SpeechSettings(BaseModel):
         description="How long to wait for the speech service, in seconds (more than 0, at "
         "most 600), before giving up.",
     )
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str | None) -> str | None:
+        from app.speech.languages import language_problem
+
+        problem = language_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value.strip() if value else value
 
 
 class VadSettings(BaseModel):

@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 
 
 def build_speech(settings: Settings) -> SpeechClient:
-    client = create_speech_client(settings.speech)
+    # `speech.language = "auto"` hears the language of the windows.
+    client = create_speech_client(settings.speech, ui_language=settings.ui.language)
     assert client is not None
     return client
 

@@ -41,6 +41,7 @@ from app.session.captures import CaptureDesk
 from app.session.conversations import Conversations
 from app.session.host_port import SessionHost
 from app.session.interruption import Interruptions
+from app.session.known_names import KnownNames
 from app.session.listen_events import (
     BargeInHeard,
     ListenEvent,
@@ -131,6 +132,7 @@ class VoiceSession:
         self.echo = parts.echo
         self.memory = parts.memory  # the character's long-term memory (the Memory page's)
         self.memory.subscribe(self.events.emit)
+        self.known_names = KnownNames(self.speech, self.memory, self.character.name)
         self._vision_client = parts.vision_client
         self.notices = parts.notices  # told at start()
         self._source = source
@@ -291,6 +293,7 @@ class VoiceSession:
         loaders.append(("memory", asyncio.to_thread(self.memory.open)))
         await load_all(loaders, self.events)
         self.memory.resume()
+        self.known_names.refresh()  # the recognizer listens for the names it knows
         self.agent.read_ahead()  # the first turn finds the notes read too
 
     async def start_mcp_servers(self) -> None:

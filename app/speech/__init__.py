@@ -12,6 +12,14 @@ events. Adapters (`app.speech.adapters`): `whisper_local` (embedded, default),
 `openai_transcribe`, `doubao_asr`, `dashscope_funasr`; `app.speech.factory` picks
 one. A custom recognizer is `SpeechClient(MyAdapter())`.
 
+Languages and names: `speech.language` "auto" follows the windows' language
+(`create_speech_client(settings, ui_language=...)`, `client.set_ui_language`) unless
+the recognizer is sure it hears English or Chinese instead (`app.speech.languages`);
+each event says the language it heard (`TranscriptionEvent.language`). The built-in
+models (`app.speech.whisper_models`): tiny.en for English, Whisper base for the rest.
+`client.set_known_words(words)` (any time) makes it listen for names it was told;
+`app.speech.known_words` finds them in remembered facts.
+
 Errors (`app.speech.errors` tree):
 
     SpeechError

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable
 from typing import Any
 
 from app.speech.contract import SpeechAdapter, TranscriptionEvent
@@ -64,6 +64,23 @@ class SpeechClient:
         load = getattr(self.adapter, "load", None)
         if callable(load):
             await load()
+
+    def set_known_words(self, words: Iterable[str]) -> bool:
+        """Names and rare words to listen for (the user's name, the character's, the
+        people and pets in the long-term memory), from the next transcription on; each
+        call replaces the earlier list. Safe to call at any time, from any thread. False
+        when this recognizer cannot be told (the online services)."""
+        setter = getattr(self.adapter, "set_known_words", None)
+        if not callable(setter):
+            return False
+        setter(tuple(words))
+        return True
+
+    def set_ui_language(self, ui_language: str | None) -> None:
+        """The windows' language changed: `speech.language = "auto"` follows it."""
+        setter = getattr(self.adapter, "set_ui_language", None)
+        if callable(setter):
+            setter(ui_language)
 
     async def aclose(self) -> None:
         """Release what the adapter holds (a loaded model, a connection pool)."""

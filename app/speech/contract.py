@@ -30,7 +30,11 @@ class SpeechConfig(BaseModel):
 
     `model` and `endpoint` left as `None` mean the adapter's own default.
     `provider_api_keys` maps an adapter name to its key; `app_id` and
-    `resource_id` are Volcengine's (doubao_asr) extra credentials.
+    `resource_id` are Volcengine's (doubao_asr) extra credentials. `language` "auto"
+    (or None) follows `ui_language` (the windows' language; None: the system's) unless
+    the recognizer is sure it heard another (`app.speech.languages`). `known_words`
+    are names and rare words to listen for (whisper_local: its `hotwords`);
+    `SpeechClient.set_known_words` replaces them at any time.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -42,6 +46,8 @@ class SpeechConfig(BaseModel):
     model_path: Path | None = None
     language: str | None = "en"
     threads: int | None = None
+    ui_language: str | None = None
+    known_words: tuple[str, ...] = ()
     provider_api_keys: Mapping[str, SecretStr] = {}
     app_id: str | None = None
     resource_id: str | None = None
@@ -51,23 +57,30 @@ class SpeechConfig(BaseModel):
     timeout_s: float = Field(30.0, gt=0.0)
 
     @classmethod
-    def from_settings(cls, settings: SpeechSettings, *, enabled: bool = True) -> SpeechConfig:
-        """The recognizer the user's speech settings describe; their key is the adapter's."""
+    def from_settings(
+        cls, settings: SpeechSettings, *, enabled: bool = True, ui_language: str | None = None
+    ) -> SpeechConfig:
+        """The recognizer the user's speech settings describe; their key is the adapter's.
+        `ui_language` is the windows' language (`ui.language`), which `auto` follows."""
         key = settings.api_key
         return cls(
             enabled=enabled,
+            ui_language=ui_language,
             provider_api_keys={settings.adapter: key} if key else {},
             **settings.model_dump(exclude={"api_key"}),
         )
 
 
 class TranscriptionEvent(BaseModel):
-    """`text` is the whole text heard so far, not a delta; `is_final` marks the one last event."""
+    """`text` is the whole text heard so far, not a delta; `is_final` marks the one last
+    event. `language` is the language the text is in (whisper's code, "en", "zh"), when
+    the recognizer knows it (None: it does not say)."""
 
     model_config = ConfigDict(frozen=True)
 
     text: str
     is_final: bool
+    language: str | None = None
 
 
 @runtime_checkable

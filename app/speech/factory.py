@@ -13,16 +13,21 @@ if TYPE_CHECKING:
 
 @overload
 def create_speech_client(
-    config: SpeechConfig, *, api_key: str | None = None
+    config: SpeechConfig, *, api_key: str | None = None, ui_language: str | None = None
 ) -> SpeechClient | None: ...
 
 
 @overload
-def create_speech_client(config: SpeechSettings, *, api_key: str | None = None) -> SpeechClient: ...
+def create_speech_client(
+    config: SpeechSettings, *, api_key: str | None = None, ui_language: str | None = None
+) -> SpeechClient: ...
 
 
 def create_speech_client(
-    config: SpeechConfig | SpeechSettings, *, api_key: str | None = None
+    config: SpeechConfig | SpeechSettings,
+    *,
+    api_key: str | None = None,
+    ui_language: str | None = None,
 ) -> SpeechClient | None:
     """`SpeechClient(adapter)` for `config.adapter`, or `None` when speech is disabled. The user's
     speech settings (`Settings.speech`) always give one (`SpeechConfig.from_settings`).
@@ -30,10 +35,13 @@ def create_speech_client(
     A key comes from `api_key` or `config.provider_api_keys[adapter]`, never from
     the chat model's key. Nothing connects here: a missing key is reported by
     the first `stream()`. The adapters are imported only when chosen (they bring
-    numpy, httpx or websockets).
+    numpy, httpx or websockets). `ui_language` (the windows' language, `ui.language`)
+    is what `speech.language = "auto"` follows; None follows the system's.
     """
     if not isinstance(config, SpeechConfig):
-        config = SpeechConfig.from_settings(config)
+        config = SpeechConfig.from_settings(config, ui_language=ui_language)
+    elif ui_language is not None:
+        config = config.model_copy(update={"ui_language": ui_language})
     if not config.enabled:
         return None
     key = resolve_api_key(config, api_key)

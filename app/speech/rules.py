@@ -64,12 +64,12 @@ class TranscriptRules:
         if event.is_final:
             if not audio_ended:
                 raise self._broken("it gave its final transcript before the audio ended")
-            self._final = TranscriptionEvent(text=text, is_final=True)
+            self._final = event.model_copy(update={"text": text})
             return None
         if text == self._shown:
             return None
         self._shown = text
-        return TranscriptionEvent(text=text, is_final=False)
+        return event.model_copy(update={"text": text})
 
     def _check_whole_text(self, text: str) -> None:
         current = words(text)

@@ -63,6 +63,11 @@ class EmbeddedModel:
     size: int
     sha256: str | None = None
     aliases: tuple[str, ...] = ()
+    # what the messages call it, and the way around it when it cannot be prepared
+    # (the speech recognizer's joined models say their own: app.speech.whisper_models)
+    kind: str = "embedded chat model"
+    instead: str = "set chat.local_model_path to a GGUF file"
+    smaller: str = "choose the small model (local/smollm2)"
 
     @property
     def joined(self) -> bool:
@@ -166,9 +171,8 @@ def locate_parts(model: EmbeddedModel) -> list[Path]:
     if missing:
         what = ", ".join(missing) if len(missing) <= 3 else f"{len(missing)} of its packages"
         raise ModelNotInstalledError(
-            f"The embedded chat model {model.label} is not fully installed ({what} "
-            f"missing). Install it with `{model.install_command()}`, or set "
-            "chat.local_model_path to a GGUF file.",
+            f"The {model.kind} {model.label} is not fully installed ({what} "
+            f"missing). Install it with `{model.install_command()}`, or {model.instead}.",
             provider="local",
         )
     return found
@@ -226,13 +230,13 @@ def prepare_model(
         free = shutil.disk_usage(folder).free
     except OSError as exc:
         raise ModelNotInstalledError(
-            f"The embedded chat model cannot be prepared in {folder}: {exc}", provider="local"
+            f"The {model.kind} cannot be prepared in {folder}: {exc}", provider="local"
         ) from None
     if free < model.size + 50 * _MB:
         raise ModelNotInstalledError(
-            f"The embedded chat model needs {model.size / 1e9:.1f} GB free in {folder} "
+            f"The {model.kind} needs {model.size / 1e9:.1f} GB free in {folder} "
             f"to be prepared, and only {free / 1e9:.1f} GB is free. Free some space, or "
-            f"choose the small model (local/{SMALL_EMBEDDED}).",
+            f"{model.smaller}.",
             provider="local",
         )
     log.info("joining the %d parts of %s into %s", len(parts), model.label, target)
@@ -248,7 +252,7 @@ def prepare_model(
         _stamp(target).write_text(_stamp_text(model, target))
     except OSError as exc:
         raise ModelNotInstalledError(
-            f"The embedded chat model could not be written to {folder}: {exc}",
+            f"The {model.kind} could not be written to {folder}: {exc}",
             provider="local",
         ) from None
     finally:
@@ -302,7 +306,7 @@ def _verify(
         which = "its packages"
         hint = f"Reinstall them: `{model.install_command(force=True)}`"
     raise ModelNotInstalledError(
-        f"The embedded chat model {model.label} is damaged ({which} do not hold the "
+        f"The {model.kind} {model.label} is damaged ({which} do not hold the "
         f"expected file: sha256 {digest[:12] or 'of a file of the wrong size'} instead of "
         f"{(model.sha256 or '')[:12]}). {hint}.",
         provider="local",

@@ -27,6 +27,9 @@ NO_SPEECH = 0.5
 # Whisper's own sign of a loop (its temperature fallback uses the same figure).
 LOOPING_COMPRESSION = 2.4
 MAX_REPEATS = 10  # a 1-3 word unit said more often than this in a row is a loop
+# ... in Chinese or Japanese a 1-3 character unit: base wrote "作词作曲作曲作曲作曲作曲"
+# ("lyrics, music" from song credits) for espeak-ng's "我正在学习中文"
+MAX_CJK_REPEATS = 3
 
 _KNOWN = (
     "you",
@@ -51,11 +54,24 @@ _KNOWN = (
     "hmm",
     "subtitles by the amara org community",
     "transcription by castingwords",
+    # what the multilingual model writes on silence in Chinese (subtitle credits)
+    "谢谢观看",
+    "謝謝觀看",
+    "谢谢大家",
+    "请不吝点赞 订阅 转发 打赏支持明镜与点点栏目",
+    "字幕由amara.org社区提供",
+    "小编字幕由amara.org社区提供",
 )
-KNOWN_HALLUCINATIONS = frozenset(_KNOWN)
 # "[Music]", "(applause)", "*laughs*", "♪ ♪": descriptions of sound, never words said.
 _SOUND_ONLY = re.compile(r"^(\s*(\[[^\]]*\]|\([^)]*\)|\*[^*]*\*|[♪♫#~]+)\s*)+$")
-_WORDS = re.compile(r"[a-z0-9']+")
+# A word: one CJK character (Chinese and Japanese have no spaces between words), or a
+# run of letters, digits and apostrophes.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_WORDS = re.compile(rf"[{_CJK}]|(?:[^\W_{_CJK}]|')+")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+# A 1-3 character unit said four or more times in a row at once: a decoding loop inside
+# real words ("我喜欢粘粘粘粘粘粘"); said once it keeps the rest of the sentence.
+_CJK_LOOP = re.compile(rf"([{_CJK}]{{1,3}}?)\1{{3,}}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,13 +95,17 @@ def _words(text: str) -> list[str]:
     return _WORDS.findall(text.lower().replace("’", "'"))
 
 
+KNOWN_HALLUCINATIONS = frozenset(" ".join(_words(phrase)) for phrase in _KNOWN)
+_LONGEST = max(len(phrase.split()) for phrase in KNOWN_HALLUCINATIONS)  # in words
+
+
 def _phrases_only(words: Sequence[str]) -> bool:
     """Whether `words` are known phrases one after another ("you you", "thank you bye")."""
     ends = {0}
     for end in range(1, len(words) + 1):
         if any(
             start in ends and " ".join(words[start:end]) in KNOWN_HALLUCINATIONS
-            for start in range(max(0, end - 8), end)
+            for start in range(max(0, end - _LONGEST), end)
         ):
             ends.add(end)
     return len(words) in ends
@@ -115,13 +135,14 @@ def _is_hallucination(segment: WhisperSegment) -> bool:
         return True
     if segment.compression_ratio > LOOPING_COMPRESSION:
         return True
-    return _longest_run(words) > MAX_REPEATS and len(set(words)) <= 3
+    cjk = sum(bool(_CJK_CHAR.fullmatch(word)) for word in words) * 2 > len(words)
+    return _longest_run(words) > (MAX_CJK_REPEATS if cjk else MAX_REPEATS) and len(set(words)) <= 3
 
 
 def spoken_text(segments: Iterable[WhisperSegment]) -> str:
     """The user's words in Whisper's segments, without what it makes up on silence."""
     kept = [s.text.strip() for s in segments if not _is_hallucination(s)]
-    text = " ".join(t for t in kept if t).strip()
+    text = _CJK_LOOP.sub(r"\1", " ".join(t for t in kept if t).strip())
     words = _words(text)
     # A whole transcript of stock phrases said over and over ("you you you you") is
     # what long silence or noise gives, whatever each window thought of itself.

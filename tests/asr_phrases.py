@@ -1,0 +1,112 @@
+"""Speech for judging recognition by language and by names: English sentences holding
+names the companion would know (in six espeak-ng voices), Chinese phrases spoken by
+espeak-ng's tone-numbered pinyin voice, and the character error rate.
+
+Shared by tests/test_speech_languages.py and bench/bench_asr.py.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+
+from tests.test_speech_wer import synthesize
+
+# Six espeak-ng English voices (accents and a female variant).
+NAME_VOICES = ("en-us", "en-gb", "en+f3", "en-gb-scotland", "en-gb-x-rp", "en-029")
+# (sentence, the names in it): what a user says of the people and pets in their life.
+NAME_SENTENCES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("I just adopted a kitten called Pepper.", ("Pepper",)),
+    ("My friend Siobhan is coming over on Friday.", ("Siobhan",)),
+    ("Tell Mirabel that dinner is ready.", ("Mirabel",)),
+    ("My dog Biscuit loves the park.", ("Biscuit",)),
+    ("Xiaoming sent me a message this morning.", ("Xiaoming",)),
+    ("Can you remind me to call Anouk tomorrow?", ("Anouk",)),
+    ("My sister Saoirse lives in Dublin.", ("Saoirse",)),
+    ("Good morning Mika, did you sleep well?", ("Mika",)),
+    ("Our hamster Noodle escaped again.", ("Noodle",)),
+    ("I had lunch with Priyanka and Tomasz.", ("Priyanka", "Tomasz")),
+    ("Ask Kazuki if the train is late.", ("Kazuki",)),
+    ("What did Pepper and Biscuit eat today?", ("Pepper", "Biscuit")),
+)
+# What the companion would know: the user's name, the character's, and the names in its
+# long-term memory; every sentence is heard with all of them passed (not only its own).
+KNOWN_NAMES: tuple[str, ...] = (
+    "Mika",
+    "Thomas",
+    *dict.fromkeys(name for _, names in NAME_SENTENCES for name in names),
+)
+
+# Everyday Chinese a user says to a companion (no digits: their spoken form is a choice).
+CHINESE_PHRASES = (
+    "你好，很高兴认识你。",
+    "今天天气很好，我们出去走走吧。",
+    "我喜欢听音乐，也喜欢看书。",
+    "你吃饭了吗？",
+    "我的猫叫小白。",
+    "谢谢你的帮助。",
+    "请帮我打开日历。",
+    "明天早上叫我起床。",
+    "我想听一首安静的音乐。",
+    "你最喜欢什么颜色？",
+    "晚安，祝你做个好梦。",
+    "我正在学习中文。",
+    "周末你有什么打算吗？",
+    "别担心，一切都会好起来的。",
+    "我们下次再聊吧。",
+    "北京是中国的首都。",
+    "请把窗户关上，外面有点冷。",
+    "你能告诉我现在几点了吗？",
+    "我今天有点累。",
+    "帮我记住我妈妈的生日。",
+    "这本书非常有意思。",
+    "我们一起去公园散步吧。",
+)
+
+_NOT_COUNTED = re.compile(r"[\W_]+")
+
+
+def to_pinyin(text: str) -> str:
+    """Tone-numbered pinyin of Chinese text for espeak-ng's cmn-latn-pinyin voice
+    ("你好" → "ni3 hao3"; the neutral tone as 5), punctuation kept as pauses."""
+    from pypinyin import Style, lazy_pinyin
+
+    syllables = lazy_pinyin(text, style=Style.TONE3, neutral_tone_with_five=True)
+    spoken = " ".join(s for s in syllables if s.strip())
+    return re.sub(
+        r"\s*([，。？！、,.?!])\s*",
+        lambda m: {"，": ", ", "、": ", "}.get(m.group(1), ". "),
+        spoken,
+    ).strip()
+
+
+def speak_chinese(text: str, folder: Path, *, speed: int = 120) -> bytes:
+    """16 kHz s16le PCM of `text` said by espeak-ng's tone-numbered pinyin voice."""
+    return synthesize(to_pinyin(text), folder, voice="cmn-latn-pinyin", speed=speed)
+
+
+def characters(text: str) -> str:
+    """The characters that count: no punctuation or spaces, full-width folded."""
+    return _NOT_COUNTED.sub("", unicodedata.normalize("NFKC", text)).lower()
+
+
+def cer(reference: str, heard: str) -> float:
+    """Character error rate: edits from the reference to what was heard / its length."""
+    ref, hyp = characters(reference), characters(heard)
+    if not ref:
+        return float(bool(hyp))
+    previous = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, start=1):
+        current = [i] + [0] * len(hyp)
+        for j, h in enumerate(hyp, start=1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h))
+        previous = current
+    return previous[-1] / len(ref)
+
+
+def names_heard(names: tuple[str, ...], heard: str) -> int:
+    """How many of `names` are in `heard` as written (whole words, any case)."""
+    return sum(
+        bool(re.search(rf"\b{re.escape(name)}\b", heard, flags=re.IGNORECASE)) for name in names
+    )
