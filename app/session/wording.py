@@ -3,21 +3,31 @@ finished, whether an utterance is only a backchannel ("mm-hm", "yeah"), and whet
 two transcripts are the same words.
 
 The turn model hears prosody; the words add what prosody misses ("I want to tell you
-about" is not over, however it ends). Only English has word rules; other languages
-get no verdict from the words. Cutting someone off is worse than waiting a little, so
-a doubtful ending counts as unfinished.
+about" is not over, however it ends). English and Chinese have word rules, chosen by
+the text's script (Chinese characters: the Chinese rules, whatever language is set);
+other languages get no verdict from the words. Cutting someone off is worse than
+waiting a little, so a doubtful ending counts as unfinished.
+
+Chinese is written without spaces, so its "words" here are its characters: two
+transcripts are the same words when they have the same characters, and the
+companion's own words heard back are compared character by character.
 """
 
 from __future__ import annotations
 
 import re
 
+from app.own_words import HAN, HAN_CHAR, KANA_OR_HANGUL, words
+
 
 def _word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_WORD = re.compile(r"[a-z0-9']+(?:-[a-z0-9']+)*")
+def _phrases(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
 # Words a sentence next to never ends on, whatever punctuation the recognizer put
 # after them ("Can you tell me about the?" is still going).
 _NEVER_LAST = _word_set(
@@ -48,19 +58,18 @@ _FRONTED = _word_set(
     "what which who whom whose where when why how whatever whichever whoever "
     "wherever that"
 )
-_OPEN_ENDINGS = ("...", "…", ",", ":", ";", "-", "—", "–")
+_OPEN_ENDINGS = ("...", "…", ",", ":", ";", "-", "—", "–", "，", "、", "：", "；")
 _CLOSED_ENDINGS = (".", "?", "!", "。", "？", "！")
 _BACKCHANNELS = _word_set(
     "mm mmm mhm mm-hm mm-hmm hm hmm uh-huh uh huh um yeah yea yes yep yup ok okay "
     "right sure oh ah aha wow cool nice alright"
 )
+_ZH_BACKCHANNELS = _word_set(
+    "嗯 嗯嗯 嗯哼 哦 噢 哦哦 啊 呃 对 对对 对对对 对的 是 是的 是啊 好 好的 好啊 行 "
+    "没错 明白 明白了 知道了 懂了 原来如此 哈哈 真的吗 这样啊"
+)
 _FILLERS = _word_set("uh um er erm mm mmm hm hmm mhm ah oh")
 _BACKCHANNEL_PHRASES = frozenset({"i see", "got it", "all right", "of course", "go on"})
-
-
-def words(text: str) -> list[str]:
-    """The lowercase words of `text`, punctuation dropped."""
-    return _WORD.findall(text.lower().replace("’", "'"))
 
 
 def same_words(a: str, b: str) -> bool:
@@ -68,12 +77,26 @@ def same_words(a: str, b: str) -> bool:
     return words(a) == words(b)
 
 
+def is_chinese(text: str) -> bool:
+    """Whether `text` is written in Chinese: Chinese characters, and no Japanese kana or
+    Korean hangul (a Japanese sentence has kanji too)."""
+    return bool(HAN_CHAR.search(text)) and not KANA_OR_HANGUL.search(text)
+
+
 def sounds_finished(text: str, language: str | None) -> bool | None:
     """Whether the sentence `text` sounds finished: False when it is plainly going on
-    (it ends in "..." or a comma, or on a word such as "the", "and", "about"), True when
-    nothing says so, None when the words cannot tell (no words, or not English)."""
+    (it ends in "..." or a comma, or on a word such as "the", "and", "about"; in Chinese
+    和, 但是, 因为, ...), True when nothing says so, None when the words cannot tell (no
+    words, or neither English nor Chinese). Chinese text gets the Chinese rules whatever
+    `language` says; other text the English rules when `language` is English or not set
+    ("auto" included)."""
     spoken = words(text)
-    if not spoken or (language or "en").split("-")[0].lower() not in ("en", ""):
+    if not spoken:
+        return None
+    if is_chinese(text):
+        return _chinese_sounds_finished(text)
+    code = re.split(r"[-_]", (language or "en").lower())[0]
+    if code not in ("en", "", "auto") or KANA_OR_HANGUL.search(text):
         return None
     stripped = text.rstrip()
     if stripped.endswith(_OPEN_ENDINGS):
@@ -87,6 +110,43 @@ def sounds_finished(text: str, language: str | None) -> bool | None:
     return closed or last not in _SELDOM_LAST
 
 
+# Chinese. Words after which a sentence goes on, whatever mark the recognizer put after
+# them: conjunctions ("我喜欢猫和"), "如果…的话", fillers ("然后那个"), prepositions.
+_ZH_GOES_ON = _phrases(
+    "和 跟 与 及 以及 但 但是 可是 不过 而 而且 并且 因为 所以 然后 如果 要是 假如 "
+    "虽然 尽管 还有 就是 那个 或者 或 还是 比如 比如说 的话 那么 于是 为了 除了 "
+    "把 被 关于 对于"
+)
+# Words a finished sentence seldom ends on: going on when the recognizer did not close
+# the sentence either ("我最喜欢的是", "我想"); a closing mark after them is an answer
+# ("是。", "对。").
+_ZH_SELDOM_LAST = _phrases(
+    "是 在 对 从 向 往 比 给 让 很 最 太 非常 有点 想 要 我想 我要 还 也 都 又 再 就 "
+    "这个 这些 那些 一些 一个 怎么"
+)
+# Particles that close a sentence: a statement (的, 了), a question (吗, 呢), a suggestion (吧).
+_ZH_FINISHED = _phrases("的 了 吗 吧 呢 啊 呀 哦 嘛 啦 哈 嗯 哇")
+_ZH_CLOSED = ("。", "？", "！", ".", "?", "!")
+_ZH_CLOSING_QUOTES = "”’」』）)\"' "
+
+
+def _chinese_sounds_finished(text: str) -> bool:
+    """The Chinese rules: an open mark (，、…：) or a word that leads on (和, 但是, 因为,
+    所以, 然后, 如果, ...) goes on; a closing mark (。？！) or particle (的, 了, 吗, 吧,
+    呢, 啊) is finished; a word a sentence seldom ends on (是, 在, 很, 我想) goes on
+    unless a closing mark follows it; anything else is finished."""
+    stripped = text.rstrip().rstrip(_ZH_CLOSING_QUOTES)
+    if stripped.endswith(_OPEN_ENDINGS):
+        return False
+    body = stripped.rstrip("".join(_ZH_CLOSED) + _ZH_CLOSING_QUOTES)
+    if body.endswith(_ZH_GOES_ON):
+        return False
+    if body.endswith(_ZH_FINISHED) or stripped.endswith(_ZH_CLOSED):
+        return True
+    seldom = next((w for w in _ZH_SELDOM_LAST if body.endswith(w)), None)
+    return seldom is None or len(body) == len(seldom)
+
+
 def _last_sentence(text: str) -> str:
     """The last sentence of `text` (the one a turn ends on)."""
     body = text.rstrip("".join(_CLOSED_ENDINGS) + " ")
@@ -96,40 +156,12 @@ def _last_sentence(text: str) -> str:
 
 def is_backchannel(text: str) -> bool:
     """Whether `text` is only a listener's acknowledgement ("mm-hm", "yeah, okay", "I
-    see"): said over the companion, it is not a request to stop and answer."""
+    see", "嗯，好的"): said over the companion, it is not a request to stop and answer."""
+    if is_chinese(text):
+        phrases = [p for p in re.split(rf"[^{HAN}]+", text) if p]
+        return bool(phrases) and all(p in _ZH_BACKCHANNELS for p in phrases)
     spoken = words(text)
     if not spoken or len(spoken) > 4:
         return False
     meant = [word for word in spoken if word not in _FILLERS]
     return " ".join(meant) in _BACKCHANNEL_PHRASES or all(w in _BACKCHANNELS for w in meant)
-
-
-# What the microphone hears of the companion's own voice comes back through a recognizer
-# that slips ("It's Kid's name" for "It's Pepper, your kitten's name"): most of its words,
-# in order, are words the companion just said.
-OWN_WORDS_SHARE = 0.75
-_OWN_WORDS_LOOK_BACK = 120  # the companion's last words compared (a long reply's tail)
-
-
-def is_own_words(heard: str, said: str) -> bool:
-    """Whether `heard` (a transcript of the microphone) is the companion's own words
-    `said` coming back: at least two of its words, and `OWN_WORDS_SHARE` of them, are
-    found in order among what was said. A user who answers ("My cat is called Miso")
-    shares a word or two with the question, not most of their sentence in order."""
-    heard_words = words(heard)
-    said_words = words(said)[-_OWN_WORDS_LOOK_BACK:]
-    if len(heard_words) < 2 or not said_words:
-        return False
-    common = _common_in_order(heard_words, said_words)
-    return common >= 2 and common >= OWN_WORDS_SHARE * len(heard_words)
-
-
-def _common_in_order(a: list[str], b: list[str]) -> int:
-    """The length of the longest common subsequence of `a` and `b` (word lists)."""
-    previous = [0] * (len(b) + 1)
-    for word in a:
-        current = [0]
-        for j, other in enumerate(b):
-            current.append(previous[j] + 1 if word == other else max(previous[j + 1], current[j]))
-        previous = current
-    return previous[-1]

@@ -6,9 +6,11 @@ written in the Latin alphabet; a sentence with letters of another script (Chines
 Japanese, Korean, Cyrillic, ...) goes to the system voice (pyttsx3: espeak-ng, SAPI5,
 NSSS), in one of its voices for that language when it has one. So a conversation in
 English sounds natural, one in Chinese is spoken in Chinese, and a mixed one switches
-sentence by sentence. When hibari cannot load at all, the system voice speaks
-everything from then on and the user is told once; a single sentence hibari fails on
-is spoken by the system voice instead.
+sentence by sentence. (On Linux espeak-ng's Mandarin voice cannot read Chinese
+characters: the system voice speaks them as pinyin, see `app.tts.mandarin`.) When
+hibari cannot load at all, the system voice speaks everything from then on and the
+user is told once; a single sentence hibari fails on is spoken by the system voice
+instead.
 """
 
 from __future__ import annotations

@@ -27,6 +27,13 @@ from typing import Any, TextIO
 
 from app.tts.audio_files import decode_audio
 from app.tts.engine import NORMAL_RATE, SynthesizedAudio, TTSError, TTSUnavailableError, Voice
+from app.tts.mandarin import (
+    PINYIN_PACE,
+    PINYIN_PITCH,
+    PINYIN_VOICE,
+    PINYIN_WORD_GAP,
+    espeak_parts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +171,10 @@ class _EngineOwner:
                     self.busy = None
 
 
+_WORDGAP = 7  # espeak-ng's espeakWORDGAP parameter (pyttsx3's binding predates it)
+_NORMAL_PITCH = 50  # espeak-ng's own default
+
+
 class _EspeakBackend:
     """Linux: libespeak-ng through pyttsx3's own ctypes binding, in synchronous mode.
 
@@ -212,22 +223,32 @@ class _EspeakBackend:
         return 0
 
     def synthesize(self, text: str, voice: str | None, rate: int) -> SynthesizedAudio:
+        """`text` in `voice`; a Chinese sentence as pinyin run by run (`app.tts.mandarin`)."""
         e = self._espeak
+        parts = espeak_parts(text, voice)
         with self._locked():
             if _EspeakBackend._listener is not self:  # a newer backend may have taken it
                 e.SetSynthCallback(self._on_samples)
                 _EspeakBackend._listener = self
-            wanted = voice or "en"
-            if wanted != _EspeakBackend._voice:
-                if e.SetVoiceByName(wanted.encode("utf-8")) != 0:
-                    raise TTSError(f"espeak-ng has no voice called {wanted!r}")
-                _EspeakBackend._voice = wanted
-            e.SetParameter(e.RATE, int(rate), 0)
             self._chunks = []
-            if e.Synth(text, flags=e.CHARS_UTF8 | e.ENDPAUSE) != 0:
-                raise TTSError("espeak-ng refused the sentence")
-            e.Synchronize()
+            for index, (part, part_voice) in enumerate(parts):
+                self._use_voice(part_voice or "en")
+                pinyin = part_voice == PINYIN_VOICE
+                e.SetParameter(e.RATE, round(rate * (PINYIN_PACE if pinyin else 1)), 0)
+                e.SetParameter(_WORDGAP, PINYIN_WORD_GAP if pinyin else 0, 0)
+                e.SetParameter(e.PITCH, PINYIN_PITCH if pinyin else _NORMAL_PITCH, 0)
+                last = index == len(parts) - 1
+                if e.Synth(part, flags=e.CHARS_UTF8 | (e.ENDPAUSE if last else 0)) != 0:
+                    raise TTSError("espeak-ng refused the sentence")
+                e.Synchronize()
             return SynthesizedAudio(b"".join(self._chunks), self.sample_rate)
+
+    def _use_voice(self, wanted: str) -> None:
+        e = self._espeak
+        if wanted != _EspeakBackend._voice:
+            if e.SetVoiceByName(wanted.encode("utf-8")) != 0:
+                raise TTSError(f"espeak-ng has no voice called {wanted!r}")
+            _EspeakBackend._voice = wanted
 
     def voices(self) -> list[Voice]:
         with self._locked():
