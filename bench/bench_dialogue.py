@@ -3,6 +3,7 @@ would talk to twice?
 
     python bench/bench_dialogue.py [--models local/qwen2.5-coder-1.5b local/smollm2]
                                    [--grammar] [--free] [--screen] [--show]
+                                   [--kinds arithmetic time ...] [--spoken]
 
 Each conversation (3 to 6 turns: greetings, feelings, small facts, arithmetic, the
 time, follow-ups that refer to an earlier turn, Chinese, a screen question) is typed
@@ -16,7 +17,11 @@ turn 10 with llama.cpp's cached prefix and with it forgotten before each turn, a
 sentences: `app.llm.reply_form`) costs per token. The app holds the embedded models to
 that grammar; `--free` runs them without it (the form asked for in the prompt only),
 for the comparison. The long-term memory learns as in the app, in a temporary data
-folder. It prints figures; it asserts nothing.
+folder; typed turns follow each other at once, so it learns mostly after the last, while
+`--spoken` waits for it before each turn, as the time a user takes to speak lets it do,
+and the turns then read the memory's notes. `--kinds` runs only the conversations with
+a turn of those kinds (sums and the time: `--kinds arithmetic time`). It prints
+figures; it asserts nothing.
 
 The screen conversation needs the offline screen description (the OCR half of issue
 14): with `--screen` it runs under the current DISPLAY with a window showing known
@@ -65,9 +70,14 @@ def says(*options: str) -> Check:
     return check
 
 
+ASKED_AT: list[datetime] = []  # when the turn being scored was asked (set by `talk`)
+
+
 def says_the_hour(reply: str) -> bool:
-    """The reply tells the current local time (within five minutes)."""
+    """The reply tells the local time, from five minutes before the question was asked
+    to now (a turn can take minutes on a busy machine)."""
     now = datetime.now()
+    since = ASKED_AT[-1] if ASKED_AT else now
     for match in re.finditer(r"(\d{1,2})[:.](\d{2})(?:\s*([ap])\.?\s*m\.?)?", reply.lower()):
         hour, minute = int(match[1]), int(match[2])
         if match[3] == "p" and hour < 12:
@@ -76,14 +86,47 @@ def says_the_hour(reply: str) -> bool:
             hour = 0
         for candidate in {hour, hour + 12}:
             moment = now.replace(hour=candidate % 24, minute=minute % 60, second=0)
-            if abs((moment - now).total_seconds()) <= 300:
+            if (since - moment).total_seconds() <= 300 and (moment - now).total_seconds() <= 60:
                 return True
     hour12 = now.hour % 12 or 12
     return bool(re.search(rf"\b{hour12}\s*(o'clock|[ap]\.?m\b)", reply.lower()))
 
 
 def says_the_day(reply: str) -> bool:
-    return now_word("%A")(reply)
+    """The reply names today's weekday (in English or Chinese)."""
+    now = datetime.now()
+    chinese = "星期" + "一二三四五六日"[now.weekday()]
+    sunday = ("星期天", "周日") if now.weekday() == 6 else ()
+    return says(now.strftime("%A"), chinese, "周" + chinese[-1], *sunday)(reply)
+
+
+def says_the_date(reply: str) -> bool:
+    """The reply gives today's date: the day of the month beside the month's name (or
+    its number, in Chinese)."""
+    now = datetime.now()
+    month, day = now.strftime("%B").lower(), now.day
+    low = reply.lower()
+    nth = r"(?:st|nd|rd|th)?"
+    english = rf"\b{month}\s+{day}{nth}\b|\b{day}{nth}\s+(?:of\s+)?{month}\b"
+    chinese = rf"{now.month}\s*月\s*{day}\s*[日号]"
+    return bool(re.search(english, low) or re.search(chinese, reply))
+
+
+def says_the_hour_in_chinese(reply: str) -> bool:
+    """The reply tells the hour as Chinese does (下午4点13分, 16点, 4:13)."""
+    if says_the_hour(reply):
+        return True
+    now = datetime.now()
+    for match in re.finditer(r"(上午|中午|下午|晚上|早上)?\s*(\d{1,2})\s*[点點]", reply):
+        hour = int(match[2])
+        if match[1] in ("下午", "晚上") and hour < 12:
+            hour += 12
+        if hour % 24 == now.hour or (match[1] is None and hour % 12 == now.hour % 12):
+            return True
+        near = (now.hour + 1) % 24 if now.minute >= 55 else None
+        if near is not None and hour % 24 == near:
+            return True
+    return False
 
 
 def now_word(fmt: str) -> Check:
@@ -135,6 +178,29 @@ CONVERSATIONS: list[list[Turn]] = [
         Turn("What time is it?", "time", says_the_hour),
         Turn("What day of the week is it today?", "time", says_the_day),
         Turn("Is it morning, afternoon or evening now?", "time", says_part_of_day),
+    ],
+    [  # the time asked as speech recognition writes it: lower case, little punctuation
+        Turn("can you tell me what time it is right now", "time", says_the_hour),
+        Turn("Do you know the time?", "time", says_the_hour),
+        Turn("what's the date today", "time", says_the_date),
+        Turn("what day is it", "time", says_the_day),
+    ],
+    [  # sums said in words, as they are heard
+        Turn("What is twelve plus seven?", "arithmetic", says("19", "nineteen")),
+        Turn(
+            "how much is a hundred minus thirty-five", "arithmetic",
+            says("65", "sixty-five", "sixty five"),
+        ),
+        Turn("what's 12 times 3", "arithmetic", says("36", "thirty-six", "thirty six")),
+        Turn(
+            "What is 7 divided by 2?", "arithmetic",
+            says("3.5", "three and a half", "three point five", "3 and a half"),
+        ),
+    ],
+    [
+        Turn("现在几点？", "time", says_the_hour_in_chinese),
+        Turn("十二加七等于多少？", "arithmetic", says("19", "十九")),
+        Turn("今天星期几？", "time", says_the_day),
     ],
     [
         Turn("What is the capital of France?", "fact", says("Paris")),
@@ -284,9 +350,26 @@ async def make_session(model: str, *, free: bool = False) -> tuple[VoiceSession,
     return session, (time.perf_counter() - started) * 1000
 
 
-async def talk(session: VoiceSession, turns: list[Turn], run: ModelRun, show: bool) -> None:
+async def settle(session: VoiceSession, limit_s: float = 600.0) -> None:
+    """Wait until the long-term memory has looked at every turn, as it does while a
+    user speaks the next one: the next message then carries the memories it made."""
+    memory = session.memory
+    if memory is None:
+        return
+    waited = 0.0
+    while memory.writer.pending and waited < limit_s:
+        await asyncio.sleep(0.5)
+        waited += 0.5
+
+
+async def talk(
+    session: VoiceSession, turns: list[Turn], run: ModelRun, show: bool, *, spoken: bool = False
+) -> None:
     session.agent.history.clear()
     for turn in turns:
+        if spoken:
+            await settle(session)
+        ASKED_AT[:] = [datetime.now()]
         started = time.perf_counter()
         result = await session.send_text(turn.text)
         ms = (time.perf_counter() - started) * 1000
@@ -445,11 +528,21 @@ async def main() -> None:
     )
     parser.add_argument("--screen", action="store_true", help="run the screen conversation")
     parser.add_argument("--show", action="store_true", help="print every reply")
+    parser.add_argument(
+        "--kinds", nargs="+", help="only the conversations with a turn of these kinds "
+        "(greeting feeling recall fact arithmetic time chinese)",
+    )
+    parser.add_argument(
+        "--spoken", action="store_true", help="before each turn, wait for the long-term "
+        "memory to finish, as it does while the user speaks (its notes are then read)",
+    )
     args = parser.parse_args()
     # The long-term memory learns as it would for a user, in a folder of its own: the
     # figures do not depend on what earlier runs (or the user's own app) remembered.
     os.environ["COMPANION_DATA_DIR"] = tempfile.mkdtemp(prefix="bench-dialogue-")
     conversations = CONVERSATIONS[: args.conversations]
+    if args.kinds:
+        conversations = [c for c in conversations if {t.kind for t in c} & set(args.kinds)]
     screen_note: str | None = SCREEN_SKIPPED
     window = None
     if args.screen:
@@ -463,7 +556,7 @@ async def main() -> None:
             run = ModelRun(model + (" (free)" if args.free else ""), load_ms=load_ms)
             try:
                 for turns in conversations:
-                    await talk(session, turns, run, args.show)
+                    await talk(session, turns, run, args.show, spoken=args.spoken)
                 if not args.no_cache_figures:
                     await cache_figures(session, run)
                 if args.grammar and model == args.models[0]:

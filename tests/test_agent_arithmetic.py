@@ -1,0 +1,110 @@
+"""The sums the app works out itself (`app.agent.arithmetic`): asked in digits or words,
+English or Chinese, as typed or as speech recognition writes them; and what is not a
+sum stays without one."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from app.agent.arithmetic import asked_sums, sum_line
+
+
+def value_of(text: str) -> Fraction | None:
+    [found] = asked_sums(text)
+    return found.value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("What is twelve plus seven?", 19),
+        ("what is twelve plus seven", 19),  # as whisper writes it
+        ("twelve plus seven", 19),  # nothing but the sum
+        ("what's 12 times 3", 36),
+        ("Whats 12 times 3?", 36),
+        ("how much is a hundred minus thirty-five", 65),
+        ("How much is a hundred minus thirty five?", 65),
+        ("What is 7 divided by 2?", Fraction(7, 2)),
+        ("What is 2+2?", 4),
+        ("And 7 times 6?", 42),
+        ("What is 100 minus 1?", 99),
+        ("what is 100-1", 99),
+        ("What's 2 x 3?", 6),
+        ("what is 9 × 8", 72),
+        ("what is 81 ÷ 9", 9),
+        ("what is one hundred and five plus twenty two", 127),
+        ("what is a thousand and one minus one", 1000),
+        ("what is two thousand twenty four minus 1990", 34),
+        ("what is 1,000 times 1,000,000", 1_000_000_000),
+        ("what is 2 plus 3 times 4", 14),  # times before plus
+        ("what is 10 take away 4", 6),
+        ("what is 6 multiplied by 7", 42),
+        ("what is three point five times two", 7),
+        ("what is 15 percent of 80", 12),
+        ("what is 4 squared", 16),
+        ("add 3 to 4", 7),
+        ("subtract 5 from 12", 7),
+        ("what is the sum of 8 and 9", 17),
+        ("what's the product of 6 and 7", 42),
+        ("divide 12 by 4", 3),
+        ("what is negative five plus three", -2),
+        ("十二加七等于多少？", 19),
+        ("二加三等于几？", 5),
+        ("一百零五减三十五是多少", 70),
+        ("两千零二十四加一等于多少", 2025),
+        ("3乘以4等于多少", 12),
+        ("七除以二是多少？", Fraction(7, 2)),
+        ("12加7等于几", 19),
+    ],
+)
+def test_a_sum_asked_is_worked_out_exactly(text: str, value: int | Fraction) -> None:
+    assert value_of(text) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I have two cats plus a dog",
+        "I have two cats plus a dog, what do you think?",
+        "I ran 5-10 km today",
+        "My phone number is 555-1234",
+        "It happened on 9/11",
+        "Is 17 a prime number?",
+        "I am 3 years old",
+        "What time is it?",
+        "Can you tell me what time it is right now?",
+        "I have two plus three cats",  # a statement, not a question
+        "what is twelve and seven",  # "and" is not an operation
+        "加油！",
+        "我们一起去吧",
+        "Hello, how are you?",
+        "what is x plus 2",
+        "",
+    ],
+)
+def test_what_is_no_sum_asked_gets_none(text: str) -> None:
+    assert asked_sums(text) == []
+
+
+def test_the_line_says_each_sum_with_its_answer_in_the_words_language() -> None:
+    line = sum_line(asked_sums("what is 12 plus 7 and 6 times 7"))
+    assert "12 + 7 = 19" in line and "6 × 7 = 42" in line
+    assert line.startswith("(") and line.endswith(")") and "\n" not in line
+    chinese = sum_line(asked_sums("十二加七等于多少？"), chinese=True)
+    assert "12 + 7 = 19" in chinese and "答案" in chinese
+
+
+def test_a_division_by_zero_and_an_endless_decimal_are_said_as_such() -> None:
+    assert value_of("what is 5 divided by 0") is None
+    assert "no answer" in sum_line(asked_sums("what is 5 divided by 0"))
+    line = sum_line(asked_sums("what is 10 divided by 3"))
+    assert "3.3333" in line and "rounded" in line
+    assert "= 3.5." in sum_line(asked_sums("what is 7 divided by 2"))
+
+
+def test_huge_numbers_are_not_small_sums_and_many_sums_are_capped() -> None:
+    assert asked_sums("what is 10000000000000000000 times 99999999999999999") == []
+    many = "what is " + " and ".join(f"{n} plus {n}" for n in range(1, 10))
+    assert len(asked_sums(many)) == 3

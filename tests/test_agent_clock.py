@@ -1,0 +1,120 @@
+"""The note after the user's words (`app.agent.clock`): the time always; what to answer
+when the words ask the time or the date, however they are worded (typed, or as speech
+recognition writes them: lower case, no punctuation; English or Chinese); the sums they
+ask, worked out; and nothing more when they ask neither."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import pytest
+
+from app.agent.clock import TimeNotes, asked_about_time, time_note, turn_note
+from app.llm import Msg
+
+MOMENT = datetime(2026, 12, 3, 16, 5).astimezone()  # a Thursday afternoon
+
+TIME_QUESTIONS = [
+    "What time is it?",
+    "what time is it",
+    "Can you tell me what time it is right now?",
+    "can you tell me what time it is right now",
+    "Do you know the time?",
+    "do you know what time it is",
+    "What's the time?",
+    "whats the time",
+    "what’s the time now",
+    "Tell me the time, please.",
+    "have you got the time",
+    "what's the current time",
+    "WHAT TIME IS IT",
+    "现在几点？",
+    "现在几点了",
+    "请问现在是什么时间",
+    "现在的时间是？",
+]
+DATE_QUESTIONS = [
+    "What day is it?",
+    "what day is it",
+    "What's the date today?",
+    "whats the date today",
+    "what is today's date",
+    "What day of the week is it today?",
+    "what year is it",
+    "is it friday today",
+    "今天几号？",
+    "今天星期几",
+    "今天是几月几日",
+    "今天是哪天？",
+]
+
+
+def chinese(text: str) -> bool:
+    return bool(re.search(r"[\u4e00-\u9fff]", text))
+
+
+NOT_ASKED = [
+    "Hello!",
+    "What time do you go to bed?",
+    "what time is the meeting",
+    "I have no time today.",
+    "What a day it has been.",
+    "我今天有点累。",
+    "Have a good time!",
+    "I'm nervous about my job interview tomorrow.",
+]
+
+
+@pytest.mark.parametrize("text", TIME_QUESTIONS)
+def test_every_way_of_asking_the_time_gets_the_time_to_answer(text: str) -> None:
+    assert "time" in asked_about_time(text)
+    note = turn_note(MOMENT, text)
+    assert note.startswith(time_note(MOMENT)[:-1])  # the usual note, then the answer
+    if not chinese(text):
+        assert "tell me it is 4:05 p.m." in note
+    else:
+        assert "下午4点05分" in note
+
+
+@pytest.mark.parametrize("text", DATE_QUESTIONS)
+def test_every_way_of_asking_the_date_gets_the_date_to_answer(text: str) -> None:
+    assert "date" in asked_about_time(text)
+    note = turn_note(MOMENT, text)
+    if not chinese(text):
+        assert "tell me today is Thursday 3 December 2026" in note
+    else:
+        assert "2026年12月3日，星期四" in note
+
+
+def test_the_part_of_the_day_is_said_when_asked() -> None:
+    note = turn_note(MOMENT, "Is it morning, afternoon or evening now?")
+    assert "it is afternoon now" in note
+    night = datetime(2026, 12, 3, 23, 30).astimezone()
+    assert "night" in turn_note(night, "is it evening or night")
+    both = turn_note(MOMENT, "现在几点了，今天几号？")
+    assert "下午4点05分" in both and "12月3日" in both
+
+
+@pytest.mark.parametrize("text", NOT_ASKED)
+def test_words_that_ask_neither_get_the_short_note_only(text: str) -> None:
+    assert asked_about_time(text) == set()
+    assert turn_note(MOMENT, text) == time_note(MOMENT)
+
+
+def test_a_sum_asked_is_given_worked_out_after_the_time() -> None:
+    note = turn_note(MOMENT, "how much is a hundred minus thirty-five")
+    first, second = note.split("\n")
+    assert first == time_note(MOMENT)
+    assert "100 − 35 = 65" in second
+    chinese = turn_note(MOMENT, "十二加七等于多少？")
+    assert "12 + 7 = 19" in chinese.split("\n")[1] and "答案" in chinese
+
+
+def test_only_the_new_message_carries_the_answer_and_the_stored_one_is_as_said() -> None:
+    asked = Msg.user("what is 12 times 3", timestamp=MOMENT)
+    notes = TimeNotes()
+    [noted] = notes.noted([asked])
+    assert noted.text.startswith("what is 12 times 3\n\n(Local time")
+    assert "12 × 3 = 36" in noted.text and asked.text == "what is 12 times 3"
+    assert notes.noted([asked])[0] is noted  # made once: token estimates stay cached
