@@ -38,7 +38,7 @@ def main() -> int:
                 config.mkdir(parents=True, exist_ok=True)
                 (config / "config.toml").write_text(f'[ui]\nlanguage = "{args.language}"\n')
             desk.seed_embedded_model()  # joined already, as after a first start
-            walk = FirstStart(desk, root / "shots", root)
+            walk = FirstStart(desk, root / "shots", root, language=args.language)
             walk.start()
             walk.test_the_microphone()
             walk.play_the_sample()

@@ -171,7 +171,7 @@ def render(outdir: Path, language: str = "en") -> list[Path]:
         from app.ui.transcript import wait_for_image_decoding
 
         wait_for_image_decoding(3000)
-        dialog.resize(720, 900)
+        dialog.resize(820, 940)  # the size it opens at on a usual screen
         dialog.show()
         written = [
             _save(window, outdir / "main_window.png"),

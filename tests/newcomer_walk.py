@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tests.conftest import speak_to_wav
@@ -25,13 +26,33 @@ TEST_PHRASE = "This is my microphone test. Testing one two three."
 MESSAGE = "Hello! What is your name? Tell me a little about yourself."
 DEAD_MODEL = ("--model", "openai-compatible/offline", "--base-url", "http://127.0.0.1:9/v1")
 MODEL_LOAD_S = 240  # the embedded models on a busy 2-core machine: a bound, not a budget
+TRANSLATIONS = Path(__file__).resolve().parents[1] / "assets" / "translations"
+
+
+def window_words(language: str) -> dict[str, str]:
+    """The window's English words (its status line, the guide's title) in `language`,
+    from its .ts file: the window logs what it shows in the language it shows."""
+    if not language:
+        return {}
+    words: dict[str, str] = {}
+    tree = ET.parse(TRANSLATIONS / f"companion_{language}.ts")
+    for context in tree.iter("context"):
+        if context.findtext("name") not in ("StatusLine", "FirstRunGuide"):
+            continue
+        for message in context.iter("message"):
+            source, translation = message.findtext("source"), message.findtext("translation")
+            if source and translation:
+                words.setdefault(source, translation)
+    return words
 
 
 class FirstStart:
     """The walk; `shots` get names like `01-checks.png` in `out`."""
 
-    def __init__(self, desk: Desktop, out: Path, sounds: Path) -> None:
+    def __init__(self, desk: Desktop, out: Path, sounds: Path, *, language: str = "") -> None:
         self.desk = desk
+        self.words = window_words(language)
+        self.guide = self.word(GUIDE)
         self.out = out
         self.sounds = sounds
         self.shots: list[Path] = []
@@ -43,6 +64,14 @@ class FirstStart:
         path = self.desk.shot(self.out / f"{len(self.shots) + 1:02d}-{name}.png")
         self.shots.append(path)
         return path
+
+    def word(self, english: str) -> str:
+        """What the window shows for `english` in its language."""
+        return self.words.get(english, english)
+
+    def said(self, *english: str) -> str:
+        """A pattern for any of the `english` words as the window shows them."""
+        return "(?:" + "|".join(re.escape(self.word(w)) for w in english) + ")"
 
     def mark(self) -> None:
         """From now on, `logged` looks only at what the app logs after this."""
@@ -73,7 +102,7 @@ class FirstStart:
 
     def start(self) -> None:
         self.desk.launch()
-        self.desk.wait_for_window(GUIDE)
+        self.desk.wait_for_window(self.guide)
         self.logged(r"first-run checks: ")
         self.shot("checks")
 
@@ -83,7 +112,7 @@ class FirstStart:
         button: Space starts the 3-second recording; the user says the test phrase and
         hears it back."""
         phrase = speak_to_wav(TEST_PHRASE, self.sounds / "test-phrase.wav")
-        self.desk.focus(GUIDE)
+        self.desk.focus(self.guide)
         self.mark()
         self.desk.keys("shift+Tab", "shift+Tab", "shift+Tab", "shift+Tab", "space")
         self.logged(r"micCheck started")
@@ -101,18 +130,22 @@ class FirstStart:
         self.shot("speaker-test")
 
     def next_pages(self) -> None:
-        """Next (the Back button is off on the first page), the screenshot page, the
-        model page (the embedded model is chosen), then Start talking."""
+        """Next (the Back button is off on the first page), the listening page (the
+        keyboard is on its first way, "Always on": Space chooses it, Return goes on),
+        the screenshot page, the model page (the embedded model is chosen), then Start
+        talking."""
         # Next, the guide's bottom-right button, clicked as a user would (the keyboard's
         # place after the voice samples depends on which one played last).
-        self.desk.click(self.desk.focus(GUIDE), -52, -26)
+        self.desk.click(self.desk.focus(self.guide), -52, -26)
+        self.shot("listening-page")
+        self.desk.keys("space", "Return")
         self.shot("screenshots-page")
         self.desk.keys("space")
         self.shot("model-page")
         self.mark()
         self.desk.keys("space")
-        self.desk.gone(GUIDE)
-        self.status_becomes(r"(Listening|Ready)", MODEL_LOAD_S)
+        self.desk.gone(self.guide)
+        self.status_becomes(self.said("Listening", "Ready"), MODEL_LOAD_S)
         self.shot("guide-done")
 
     # -- talking ---------------------------------------------------------------------------
@@ -123,15 +156,16 @@ class FirstStart:
         with MonitorTap(self.desk.pulse, self.sounds / "reply.raw") as tap:
             self.desk.type(MESSAGE)
             self.desk.keys("Return")
-            self.logged(r"status line: Thinking", 30)
-            self.logged(r"status line: (Speaking|Replying)", MODEL_LOAD_S)
+            self.logged(r"status line: " + self.said("Thinking"), 30)
+            self.logged(r"status line: " + self.said("Speaking", "Replying"), MODEL_LOAD_S)
             self.desk.wait_for("the reply to be heard", lambda: tap.loud_s() > 0.6, 90)
             self.shot("reply")
-            speaking = self.current_status().startswith("Speaking")
+            speaking = self.current_status().startswith(self.word("Speaking"))
         self.heard_reply_s = tap.loud_s()
         self.desk.keys("Escape")  # enough: stop it (what was heard is kept)
         if speaking:  # a short reply may be over already: then Esc has nothing to stop
-            self.logged(r"status line: (Listening|Ready) — interrupted", 30)
+            ready = self.said("Listening", "Ready")
+            self.logged(rf"status line: {ready} — {self.said('interrupted')}", 30)
         self.shot("reply-stopped")
 
     def faces_since_mark(self) -> list[str]:
@@ -183,13 +217,13 @@ class FirstStart:
         self.mark()
         self.desk.launch(*DEAD_MODEL)
         self.desk.wait_for_window(MAIN)
-        self.status_becomes(r"(Listening|Ready)", MODEL_LOAD_S)
+        self.status_becomes(self.said("Listening", "Ready"), MODEL_LOAD_S)
         self.desk.focus(MAIN)
         self.mark()
         self.desk.type("Are you there?")
         self.desk.keys("Return")
         self.logged(r"notice \(error\): ", 60)
-        self.logged(r"status line: Error", 30)
+        self.logged(r"status line: " + self.said("Error"), 30)
         time.sleep(1.5)  # anything else the window would show, it shows by now
         self.shot("error")
 

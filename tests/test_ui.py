@@ -332,6 +332,7 @@ def test_a_failing_send_is_reported_in_the_status_line(
 
 
 def test_stop_calls_interrupt(window: MainWindow, session: ScriptedSession) -> None:
+    window.present(StatusChanged(Status.SPEAKING))  # Stop works while a reply plays
     window.stop_button.click()
     assert session.interrupts == 1
 

@@ -34,7 +34,15 @@ memory_keyring = shared.memory_keyring
 qapp = shared.qapp
 pulse = shared.pulse
 
-GUIDE_PAGES = 3
+GUIDE_PAGES = 4
+
+
+def walk(guide: FirstRunGuide, pages: int = GUIDE_PAGES, mode: str = "always_on") -> None:
+    """Press Next `pages` times; on the listening page, choose `mode` first."""
+    for _ in range(pages):
+        if guide.pages.currentWidget() is guide.listening and guide.listening.mode is None:
+            guide.listening.choose(mode)
+        guide.next()
 
 
 def wait_for(predicate: object, timeout: float = 30.0) -> None:
@@ -209,14 +217,12 @@ def test_the_guide_plays_both_voices_and_keeps_the_one_picked(qapp: QApplication
     assert natural.sample_rate == 24_000 and len(natural.pcm) > 24_000  # hibari
     assert system.sample_rate == 22_050 and len(system.pcm) > 22_050  # espeak-ng
     guide.use_system_voice.setChecked(True)
-    for _ in range(GUIDE_PAGES):
-        guide.next()
+    walk(guide)
     assert saved and saved[0].tts.engine == "pyttsx3"
     again = FirstRunGuide(saved[0], checks=quiet_checks(), save=saved.append)
     assert again.use_system_voice.isChecked()
     again.use_natural_voice.setChecked(True)
-    for _ in range(GUIDE_PAGES):
-        again.next()
+    walk(again)
     assert saved[-1].tts.engine == "auto"
 
 
@@ -226,7 +232,7 @@ def test_the_guide_plays_both_voices_and_keeps_the_one_picked(qapp: QApplication
 def test_the_guide_explains_screenshots_and_keeps_the_choice(qapp: QApplication) -> None:
     saved: list[Settings] = []
     guide = FirstRunGuide(Settings(), checks=quiet_checks(), save=saved.append)
-    guide.next()
+    walk(guide, 2)
     labels = guide.pages.currentWidget().findChildren(QLabel)
     assert any("screenshot" in label.text().lower() for label in labels)
     assert any("notice" in label.text().lower() for label in labels)
@@ -246,8 +252,7 @@ def test_the_guide_can_pick_a_hosted_model(
 ) -> None:
     settings = Settings()
     guide = FirstRunGuide(settings, checks=quiet_checks())
-    for _ in range(GUIDE_PAGES - 1):
-        guide.next()
+    walk(guide, GUIDE_PAGES - 1)
     guide.use_hosted.setChecked(True)
     guide.next()  # no model name yet
     assert "model's name" in guide.model_error.text()
@@ -294,8 +299,7 @@ def test_finishing_does_not_write_values_from_the_environment(
     monkeypatch.setenv("COMPANION_CHAT__API_KEY", "sk-" + "from-env-0000000")
     settings = load_settings()
     guide = FirstRunGuide(settings, checks=quiet_checks())
-    for _ in range(GUIDE_PAGES):
-        guide.next()
+    walk(guide)
     assert guide.result() == guide.DialogCode.Accepted
     text = config_file.read_text()
     assert "first_run_done = true" in text
@@ -336,7 +340,6 @@ def test_a_key_already_saved_is_kept_when_the_field_is_left_empty(
     guide = FirstRunGuide(settings, checks=quiet_checks(), save=saved.append)
     assert "saved" in guide.api_key.placeholderText()
     assert guide.use_hosted.isChecked() and guide.model_name.text() == "gpt-4o-mini"
-    for _ in range(GUIDE_PAGES):
-        guide.next()
+    walk(guide)
     assert settings.chat.api_key == SecretStr("sk-" + "kept-key-000000000")
     assert saved and saved[0].ui.first_run_done

@@ -39,8 +39,7 @@ def test_the_hosted_fields_are_disabled_and_say_why_for_the_embedded_model(
 
 
 def _walk_through(guide: FirstRunGuide) -> None:
-    for _ in range(guide_tests.GUIDE_PAGES):
-        guide.next()
+    guide_tests.walk(guide)
     assert guide.result() == guide.DialogCode.Accepted
 
 

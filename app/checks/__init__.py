@@ -1,7 +1,7 @@
 """Checks that the app can work here, with no Qt: what the first-run guide looks for,
 what the settings' "Test" buttons try, and `companion --self-test` (`app.checks.selftest`).
 
-* `outcome`: `CheckFailed`, `Warn`, `Words`, `CheckResult` and `run_check`.
+* `outcome`: `CheckFailed`, `Found`, `Warn`, `Words`, `CheckResult` and `run_check`.
 * `installation`: is it all on this computer (devices, models, folders, libraries).
 * `trials`: trying the parts for real (ask the model, record and play back, speak).
 """
@@ -20,7 +20,16 @@ from app.checks.installation import (
     check_system,
     check_vad_model,
 )
-from app.checks.outcome import CheckFailed, CheckResult, Said, Warn, Words, in_words, run_check
+from app.checks.outcome import (
+    CheckFailed,
+    CheckResult,
+    Found,
+    Said,
+    Warn,
+    Words,
+    in_words,
+    run_check,
+)
 from app.checks.trials import (
     MIC_TEST_S,
     MODEL_PROMPT,
@@ -44,6 +53,7 @@ __all__ = [
     "SYSTEM_CHECKS",
     "CheckFailed",
     "CheckResult",
+    "Found",
     "LevelCallback",
     "MicTestResult",
     "Said",

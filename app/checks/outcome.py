@@ -36,12 +36,24 @@ Said = str | Words
 """What a check says: plain text (a device's name, a file's size) or `Words`."""
 
 
-class CheckFailed(RuntimeError):
-    """A check did not pass; the message says why, in words (never a secret)."""
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What a check found, said twice: in `plain` words a newcomer can act on ("Speech
+    recognition is ready (works offline)") and as the technical `detail` (the model's
+    name and size), which a UI keeps one click away."""
 
-    def __init__(self, words: Said) -> None:
+    plain: Said
+    detail: Said
+
+
+class CheckFailed(RuntimeError):
+    """A check did not pass; the message says why, in words (never a secret), and
+    `plain` (when given) says it for a newcomer, with what they can do."""
+
+    def __init__(self, words: Said, *, plain: Said | None = None) -> None:
         super().__init__(str(words))
         self.words = words
+        self.plain = plain
 
 
 class Warn(Exception):
@@ -56,7 +68,8 @@ def in_words(exc: BaseException) -> str:
 @dataclass
 class CheckResult:
     """One check: its name, whether it passed, how long it took, and in words what it
-    found (`detail`), what is wrong (`problem`) or what to know (`warning`)."""
+    found (`detail`), what is wrong (`problem`) or what to know (`warning`); `plain`
+    is the same for a newcomer (empty when the check has no plain words)."""
 
     name: str
     ok: bool
@@ -64,24 +77,35 @@ class CheckResult:
     detail: str = ""
     problem: str = ""
     warning: str = ""
+    plain: str = ""
 
     @property
     def text(self) -> str:
-        """The one line to show: the problem, else the warning, else the detail."""
+        """The technical line: the problem, else the warning, else the detail."""
         return self.problem or self.warning or self.detail
+
+    @property
+    def line(self) -> str:
+        """The line a newcomer reads: the plain words, else the name and the text."""
+        return self.plain or f"{self.name}: {self.text}"
 
 
 def run_check(
-    name: str, check: Callable[[], Said], *, show: Callable[[Said], str] = str
+    name: str, check: Callable[[], Said | Found], *, show: Callable[[Said], str] = str
 ) -> CheckResult:
-    """Run `check` and time it. What it returns is the detail; a `Warn` passes with
-    a warning; a `CheckFailed` (or any `RuntimeError`) fails with its own message and
-    anything else with the exception's type as well. `show` turns `Words` into text
-    (a UI translates them there)."""
+    """Run `check` and time it. What it returns is the detail (a `Found`: the plain
+    words and the detail); a `Warn` passes with a warning; a `CheckFailed` (or any
+    `RuntimeError`) fails with its own message and anything else with the exception's
+    type as well. `show` turns `Words` into text (a UI translates them there)."""
     started = time.perf_counter()
     result = CheckResult(name=name, ok=True, seconds=0.0)
     try:
-        result.detail = show(check())
+        found = check()
+        if isinstance(found, Found):
+            result.plain = show(found.plain)
+            result.detail = show(found.detail)
+        else:
+            result.detail = show(found)
     except Warn as exc:
         result.warning = str(exc)
     except BaseException as exc:
@@ -90,6 +114,7 @@ def run_check(
         result.ok = False
         if isinstance(exc, CheckFailed):
             result.problem = show(exc.words)
+            result.plain = show(exc.plain) if exc.plain is not None else ""
         elif isinstance(exc, RuntimeError):
             result.problem = str(exc)
         else:

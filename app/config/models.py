@@ -83,20 +83,21 @@ class ChatSettings(BaseModel):
     )
     local_model_path: Path | None = Field(
         None,
-        description="Offline model only: a GGUF model file to use instead of the built-in one.",
+        description="Embedded model only: a GGUF model file to use instead of the one that "
+        "comes with Companion.",
     )
     local_threads: int | None = Field(
         None,
         ge=1,
         le=256,
-        description="Offline model only: how many processor threads it may use, from 1 "
+        description="Embedded model only: how many processor threads it may use, from 1 "
         "to 256; automatic uses all of them.",
     )
     local_context: int = Field(
         2048,
         ge=256,
         le=262_144,
-        description="Offline model only: how much conversation it can keep in mind "
+        description="Embedded model only: how much conversation it can keep in mind "
         "at once, in tokens, from 256 to 262,144.",
     )
 
@@ -134,8 +135,9 @@ class AgentSettings(BaseModel):
 
     enable_tool: bool = Field(
         True,
-        description="Let the model use tools, such as the clock and screenshots (not "
-        "with the offline model).",
+        description="Let the model use tools, such as the clock and screenshots. The "
+        "embedded model looks at your screen when you ask about it and always knows the "
+        "time, but it cannot run your own tools or MCP servers.",
     )
     max_tool_rounds: int = Field(
         6,

@@ -1,12 +1,13 @@
-"""Small controls of the main window: the mic level meter and the privacy pills."""
+"""Small controls of the main window: the mic level meter, the privacy pills and the
+steady area that holds the lines coming and going under the controls."""
 
 from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QPainter, QPaintEvent
-from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import QLabel, QLayout, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 FLOOR_DB = -60.0  # the meter's empty end
 FALL_DB_PER_S = 30.0  # how fast the bar falls back (it jumps up at once)
@@ -106,3 +107,84 @@ class PrivacyPill(QLabel):
         """Show for `ms` milliseconds."""
         self.show()
         self._timer.start(ms)
+
+
+class SteadyArea(QWidget):
+    """A column whose height never shrinks: lines that come and go in it (the notices,
+    "💭 Remembered") never move what is above it. It starts with `reserve` pixels and
+    grows, once, only when more lines than that are shown at the same time.
+
+    The lines live in `inner`, placed at the top by hand: a widget with a layout of its
+    own would be measured by that layout, never by `heightForWidth` here."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.inner = QWidget(self)
+        self.column = QVBoxLayout(self.inner)
+        self.column.setContentsMargins(0, 0, 0, 0)
+        self.column.setSpacing(4)
+        self.inner.installEventFilter(self)
+        self.reserve = 0
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def add(self, item: QWidget | QLayout) -> None:
+        if isinstance(item, QWidget):
+            self.column.addWidget(item)
+        else:
+            self.column.addLayout(item)
+
+    def keep_room(self, height: int) -> None:
+        """Reserve at least `height` pixels from now on."""
+        self.reserve = max(self.reserve, height)
+        self.updateGeometry()
+
+    def _needed(self, width: int) -> int:
+        layout = self.column
+        if layout.hasHeightForWidth():
+            return layout.totalHeightForWidth(width)
+        return layout.totalSizeHint().height()
+
+    def hasHeightForWidth(self) -> bool:
+        return True  # asked by width, so wrapped lines count as they are shown
+
+    def heightForWidth(self, width: int) -> int:
+        self.reserve = max(self.reserve, self._needed(width))
+        return self.reserve
+
+    def sizeHint(self) -> QSize:
+        width = self.column.totalSizeHint().width()
+        return QSize(width, self.heightForWidth(self.width() if self.width() > 0 else width))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self.column.totalMinimumSize().width(), self.reserve)
+
+    def _place(self) -> None:
+        needed = self._needed(self.width())
+        self.inner.setGeometry(0, 0, self.width(), needed)  # the lines at the top
+        if needed > self.reserve:  # more lines at once than ever: grow, once
+            self.reserve = needed
+            self.updateGeometry()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.inner and event.type() == QEvent.Type.LayoutRequest:
+            self._place()
+        return False
+
+
+def usual_room(status: QWidget, pill: QWidget, notice_row: QWidget) -> int:
+    """The room the window keeps under its controls: the status row (as tall as its
+    pills), one notice and one memory line (like `app.ui.memory_page.MemoryNotice`)."""
+    row = max(status.sizeHint().height(), pill.sizeHint().height())
+    memory_line = QPushButton("💭 M", status)  # styled as the window styles it
+    memory_line.hide()
+    memory_line.setFlat(True)
+    memory_line.setStyleSheet("padding: 4px 12px; border-radius: 12px; font-weight: 500;")
+    memory_height = memory_line.sizeHint().height()
+    memory_line.setParent(None)  # gone with this function (never shown)
+    layout = status.layout()
+    spacing = (layout.spacing() if layout is not None else 0) + 4  # SteadyArea's
+    return row + notice_row.sizeHint().height() + memory_height + spacing

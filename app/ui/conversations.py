@@ -32,6 +32,9 @@ from app.ui.session_port import SessionPort
 log = logging.getLogger(__name__)
 
 UID_ROLE = Qt.ItemDataRole.UserRole
+# The title the storage gives a conversation with no words of the user yet (in English,
+# as stored: `app.agent.storage`); the list shows it in the UI's language.
+STORED_DEFAULT_TITLE = "New conversation"
 
 Spawn = Callable[[Coroutine[Any, Any, object], str], None]
 
@@ -105,6 +108,8 @@ class ConversationList(QWidget):
             self._refreshing = False
 
     def _label(self, info: ConversationInfo) -> str:
+        if info.title == STORED_DEFAULT_TITLE:  # the storage's English: shown translated
+            return self.tr("New conversation")
         if info.title:
             return info.title
         if info.message_count == 0:

@@ -1,6 +1,7 @@
 """The first-run guide: a few pages that check the microphone, the speaker and the
-embedded models, explain the screenshot permission, and let the user pick the
-embedded chat model or a hosted one. Finishing it sets `[ui] first_run_done`.
+embedded models, ask how the microphone should listen, explain the screenshot
+permission, and let the user pick the embedded chat model or a hosted one. Finishing
+it sets `[ui] first_run_done` (and `[audio] mic_mode` to the way chosen).
 
 The checks (`app.checks`) run one by one on a worker thread and report progress
 through a Qt signal; the microphone, speaker and model tests are the settings
@@ -17,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import SecretStr
-from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -36,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from app.checks import SYSTEM_CHECKS, CheckResult, SystemCheck, run_check
 from app.config import Settings, save_settings
+from app.events import StatusChanged
 from app.ui.checks import (
     MicCheck,
     ModelCheck,
@@ -43,6 +45,15 @@ from app.ui.checks import (
     check_system,
     shown,
     weak_getter,
+)
+from app.ui.first_run_parts import (
+    Checklist,
+    CheckSignals,
+    ListeningPage,
+    chat_route,
+    grow_to_fit,
+    still_loading,
+    where_it_is,
 )
 from app.ui.settings_dialog import settings_to_save
 from app.ui.settings_editors import EMBEDDED_DEFAULT, embedded_choice_box
@@ -54,6 +65,7 @@ from app.ui.settings_fields import (
     key_kept_text,
     provider_label,
 )
+from app.ui.status_line import StatusLine
 
 log = logging.getLogger(__name__)
 
@@ -71,23 +83,13 @@ def screenshot_text() -> str:
     )
 
 
-class _CheckSignals(QObject):
-    """The worker thread's voice: it holds this child of the guide, never the guide, so
-    the guide is never freed on that thread. Emitting after the guide is gone raises
-    RuntimeError, which the worker takes as the signal to stop."""
-
-    # (index of the check starting, total, its name) and (done, total, its result),
-    # emitted from the worker thread and delivered on the UI thread.
-    started = Signal(int, int, str)
-    done = Signal(int, int, object)
-    finished = Signal()
-
-
 class FirstRunGuide(QDialog):
-    """The guide's pages: checks, screenshots, the chat model. Finishing saves the
-    settings with `first_run_done = true` (only what the guide changed is written)."""
+    """The guide's pages: checks, listening, screenshots, the chat model. Finishing
+    saves the settings with `first_run_done = true` (only what the guide changed is
+    written) and tells `mic_mode_chosen` the way the microphone should listen."""
 
     checks_finished = Signal()
+    mic_mode_chosen = Signal(str)
 
     def __init__(
         self,
@@ -109,10 +111,16 @@ class FirstRunGuide(QDialog):
         self.chat_model_changed = False  # set by finish(): another model (or its key, address)
         self._check_thread: threading.Thread | None = None
         self._closed = threading.Event()
+        self._session_status: StatusChanged | None = None  # None: nothing is loading
 
         box = QVBoxLayout(self)
         self.pages = QStackedWidget()
         self.pages.addWidget(self._checks_page())
+        audio = settings.audio
+        chosen = audio.mic_mode if "mic_mode" in audio.model_fields_set else None
+        self.listening = ListeningPage(chosen)
+        self.listening.chosen.connect(lambda _mode: self._show_page(self.pages.currentIndex()))
+        self.pages.addWidget(self.listening)
         self.pages.addWidget(self._screenshot_page())
         self.pages.addWidget(self._model_page())
         box.addWidget(self.pages, 1)
@@ -126,7 +134,7 @@ class FirstRunGuide(QDialog):
         row.addWidget(self.back_button)
         row.addWidget(self.next_button)
         box.addLayout(row)
-        self._signals = _CheckSignals(self)
+        self._signals = CheckSignals(self)
         self._signals.started.connect(self._on_check_started)
         self._signals.done.connect(self._on_check_done)
         self._signals.finished.connect(self._on_checks_finished)
@@ -144,13 +152,11 @@ class FirstRunGuide(QDialog):
         self.checks_progress.setValue(0)
         self.checks_status = QLabel(self.tr("Looking for a microphone, a speaker and the models…"))
         self.checks_status.setWordWrap(True)
-        self.checks_label = QLabel()
-        self.checks_label.setObjectName("checksResults")
-        self.checks_label.setWordWrap(True)
-        self.checks_label.setTextFormat(Qt.TextFormat.RichText)
+        self.checklist = Checklist(len(self._checks))
+        self.checks_label = self.checklist.label
         box.addWidget(self.checks_progress)
         box.addWidget(self.checks_status)
-        box.addWidget(self.checks_label)
+        box.addWidget(self.checklist)
         box.addWidget(QLabel(self.tr("Try them: speak, and you will hear yourself back.")))
         live = weak_getter(self, FirstRunGuide._live_settings)
         self.mic_check = MicCheck(live)
@@ -325,28 +331,46 @@ class FirstRunGuide(QDialog):
             "first-run checks: %s", "; ".join(f"{r.name}: {r.text}" for r in self.check_results)
         )
         self.checks_finished.emit()
-        failed = [r for r in self.check_results if not r.ok]
-        if failed:
-            self.checks_status.setText(
-                self.tr("Done. Companion works without what is missing; see below.")
-            )
-        else:
-            self.checks_status.setText(self.tr("Done. Everything is in place."))
+        self._show_where_it_is()
+
+    def follow_status(self, status_line: StatusLine) -> None:
+        """Say what the app is still doing (loading, preparing the chat model) as the
+        window's status line says it, and "Done" only once it is ready."""
+        status_line.status_changed.connect(self.show_session_status)
+        self.show_session_status(status_line.last_status)
+
+    def show_session_status(self, event: object) -> None:
+        if isinstance(event, StatusChanged):
+            self._session_status = event
+            self._show_where_it_is()
+
+    def _show_where_it_is(self) -> None:
+        """The line over the checklist once the checks are done, and the bar."""
+        if self.checks_done:
+            text, maximum, value = where_it_is(self.check_results, self._session_status)
+            self.checks_status.setText(text)
+            self.checks_progress.setRange(0, maximum)
+            self.checks_progress.setValue(value)
+            grow_to_fit(self, now=True)
 
     @property
     def checks_done(self) -> bool:
         return len(self.check_results) == len(self._checks)
 
     def show_checks(self, results: list[CheckResult]) -> None:
-        lines = []
-        for result in results:
-            mark = "✔" if result.ok else "⚠"
-            lines.append(f"{mark} <b>{result.name}</b>: {result.text}")
-        self.checks_label.setText("<br>".join(lines))
+        self.checklist.show_results(results)
+        grow_to_fit(self, now=True)
+
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest:  # a label's new text may need room
+            grow_to_fit(self)
+        return handled
 
     def showEvent(self, event: Any) -> None:
         super().showEvent(event)
         if self._check_thread is None:
+            self.next_button.setFocus()  # the keyboard starts on Next (Enter goes on)
             self.start_checks()
 
     def done(self, result: int) -> None:
@@ -358,17 +382,27 @@ class FirstRunGuide(QDialog):
     # -- navigation --------------------------------------------------------------------------
 
     def _show_page(self, index: int) -> None:
+        arriving = index != self.pages.currentIndex()
         self.pages.setCurrentIndex(index)
         self.back_button.setEnabled(index > 0)
         last = index == self.pages.count() - 1
         self.next_button.setText(self.tr("Start talking") if last else self.tr("Next"))
+        asking = self.pages.currentWidget() is self.listening
+        self.next_button.setEnabled(not asking or self.listening.mode is not None)
+        self.listening.hint.setVisible(self.listening.mode is None)
+        if asking and arriving and self.listening.mode is None:
+            self.listening.focus_choice()
 
     def back(self) -> None:
         self._show_page(max(0, self.pages.currentIndex() - 1))
 
     def next(self) -> None:
+        if self.pages.currentWidget() is self.listening and self.listening.mode is None:
+            return  # the user chooses how it listens first
         if self.pages.currentIndex() < self.pages.count() - 1:
             self._show_page(self.pages.currentIndex() + 1)
+            if not self.next_button.hasFocus():  # from the choice: the keyboard goes on
+                self.next_button.setFocus()
         else:
             self.finish()
 
@@ -427,8 +461,11 @@ class FirstRunGuide(QDialog):
             self.model_error.setText(problem)
             return
         self._apply_choice(self.settings)
-        self.chat_model_changed = _route(self.settings) != _route(self._original)
+        self.chat_model_changed = chat_route(self.settings) != chat_route(self._original)
         self.settings.agent.confirm_screenshots = self.ask_screenshots.isChecked()
+        mode = self.listening.mode
+        if mode is not None:
+            self.settings.audio.mic_mode = mode
         if self.use_system_voice.isChecked():
             self.settings.tts.engine = "pyttsx3"
         elif self.settings.tts.engine == "pyttsx3":
@@ -442,20 +479,20 @@ class FirstRunGuide(QDialog):
                     self.tr("Could not save the settings: {error}").format(error=exc)
                 )
                 return
+        if mode is not None:
+            self.mic_mode_chosen.emit(mode)
         self.accept()
 
     def done_notice(self) -> str:
         """What the window says once the guide is finished."""
         if self.chat_model_changed:
             return self.tr("All set. The new chat model is used when Companion restarts.")
+        if still_loading(self._session_status):
+            return self.tr(
+                "All set. Companion is still getting ready (see the line above); then say "
+                "hello, or type to the companion below."
+            )
         return self.tr("All set. Say hello, or type to the companion below.")
-
-
-def _route(settings: Settings) -> tuple[str, str | None, str | None]:
-    """What decides which chat model answers: its name, its server, its key."""
-    chat = settings.chat
-    key = chat.api_key.get_secret_value() if chat.api_key is not None else None
-    return chat.model, chat.base_url, key
 
 
 __all__ = ["CheckResult", "FirstRunGuide", "check_system", "screenshot_text"]

@@ -53,6 +53,7 @@ from app.events import (
     UserTranscript,
 )
 from app.ui.avatar_widget import AvatarWidget
+from app.ui.controls import SteadyArea, usual_room
 from app.ui.conversation_card import ConversationCard
 from app.ui.mic_controls import MicControls
 from app.ui.session_port import SessionPort
@@ -67,6 +68,8 @@ if TYPE_CHECKING:  # the side list comes with a session that has conversations
 log = logging.getLogger(__name__)
 
 CAPTURE_PILL_MS = 6000  # how long "screenshot taken" stays up after a capture
+REPLY_STATUSES = frozenset({Status.THINKING, Status.SPEAKING, Status.REPLYING})
+AT_REST_STATUSES = frozenset({Status.ERROR, Status.STARTING, Status.LOADING})
 
 
 class _EventBridge(QObject):
@@ -236,6 +239,7 @@ class MainWindow(QMainWindow):
         self.stop_button = QPushButton(self.tr("Stop"))
         self.stop_button.setObjectName("stopButton")
         self.stop_button.setToolTip(self.tr("Stop the reply (Esc)"))
+        self.stop_button.setEnabled(False)  # nothing to stop yet
         self.stop_button.clicked.connect(self.stop)
         controls.addWidget(self.mic)
         controls.addWidget(self.text_input, 1)
@@ -247,12 +251,15 @@ class MainWindow(QMainWindow):
         QShortcut(QKeySequence("Ctrl+,"), self, self.settings_requested.emit)
         QShortcut(QKeySequence("Ctrl+Q"), self, self.quit_requested.emit)
 
+        # Its lines come and go in room kept for them: what is above never moves.
         self.status = StatusLine()
-        outer.addWidget(self.status)
         self.memory_row = QHBoxLayout()  # the "💭 Remembered" notice, when there is one
         self.memory_row.setContentsMargins(18, 0, 6, 0)
-        outer.addLayout(self.memory_row)
-        self.mic.live_changed.connect(self.status.mic_live.setVisible)
+        self.status_area = SteadyArea()
+        self.status_area.add(self.status)
+        self.status_area.add(self.memory_row)
+        outer.addWidget(self.status_area)
+        self.mic.state_changed.connect(self.status.show_mic_state)  # one truth for both
         # The parts tests and the shell reach by name.
         self.mic_button = self.mic.mic_button
         self.mode_box = self.mic.mode_box
@@ -266,6 +273,8 @@ class MainWindow(QMainWindow):
         self.capture_pill = self.status.capture_pill
 
         self.setCentralWidget(central)
+        row = self.status.notice_label.parentWidget() or self.status.notice_label
+        self.status_area.keep_room(usual_room(self.status, self.mic_live, row))
         self.text_input.setFocus()  # a newcomer can type at once
 
     def _size_and_place(self) -> None:
@@ -277,10 +286,8 @@ class MainWindow(QMainWindow):
             area = screen.availableGeometry()
             width = min(width, int(area.width() * 0.95))
             height = min(height, int(area.height() * 0.9))
-            self.resize(width, height)
             self.move(area.center() - QPoint(width // 2, height // 2))
-        else:
-            self.resize(width, height)
+        self.resize(width, height)
 
     # -- presenting session events -----------------------------------------------------
 
@@ -306,6 +313,7 @@ class MainWindow(QMainWindow):
             self.avatar.set_expression(event.expression, event.intensity)
             self._log_face()
         elif isinstance(event, StatusChanged):
+            self._show_stoppable(event)
             self.status.show_status(event)
             self.avatar.set_thinking(event.status is Status.THINKING)
             self._log_face()
@@ -314,6 +322,7 @@ class MainWindow(QMainWindow):
         elif isinstance(event, MicStateChanged):
             self._show_mic(enabled=event.enabled, available=event.available, detail=event.detail)
         elif isinstance(event, TurnFinished):
+            self.stop_button.setEnabled(False)
             if event.interrupted:
                 self.transcript.mark_interrupted(event.turn_id)
             self.transcript.finish_turn(event.turn_id)
@@ -347,6 +356,13 @@ class MainWindow(QMainWindow):
             self._load_history()
             if self.conversations is not None:
                 self.conversations.refresh()
+
+    def _show_stoppable(self, event: StatusChanged) -> None:
+        """Stop is on while a reply is made or spoken, until its turn ends (or fails)."""
+        if event.status in REPLY_STATUSES:
+            self.stop_button.setEnabled(True)
+        elif event.status in AT_REST_STATUSES or event.detail == "interrupted":
+            self.stop_button.setEnabled(False)
 
     def _show_memory_change(self, event: MemoryChanged) -> None:
         if self._session is not None and self._session.memory is not None:

@@ -4,11 +4,13 @@ hold-to-talk button and the level meter. They call the session; its events confi
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QPushButton, QWidget
 
 from app.ui.controls import LevelMeter
+from app.ui.mic_state import MicState
 from app.ui.session_port import SessionPort
 from app.ui.status_line import describe_error
 from app.ui.style import mic_icon, repolish
@@ -21,21 +23,31 @@ MIC_MODES = (
     ("muted", QT_TRANSLATE_NOOP("MicControls", "Muted")),
 )
 DEFAULT_MODE = "always_on"  # what the controls show before the session is there
+# The button's glyph for each `MicState.shown` (paused: crossed out, as off).
+ICONS = {
+    "unavailable": "unavailable",
+    "off": "off",
+    "paused": "off",
+    "push_to_talk": "on",
+    "on": "on",
+}
 
 
 class MicControls(QWidget):
-    """The microphone, as the user switches it. `live_changed` says whether the mic can
-    hear the user now (the privacy pill follows it); `failed` is a call that failed,
-    in words."""
+    """The microphone, as the user switches it. What it shows is one `MicState`
+    (`state_changed` hands it to the status line, so the pill and the status agree
+    with the button); `live_changed` says whether the conversation hears the user now;
+    `failed` is a call that failed, in words."""
 
     live_changed = Signal(bool)
+    state_changed = Signal(object)  # a MicState
     failed = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._session: SessionPort | None = None
-        self._on = False
-        self._talking = False
+        self._tests = 0  # sound tests running (they nest)
+        self.state = MicState(mode=DEFAULT_MODE)
         box = QHBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(8)
@@ -61,14 +73,12 @@ class MicControls(QWidget):
         box.addWidget(self.mode_box)
         box.addWidget(self.talk_button)
         box.addWidget(self.level_meter, 0, Qt.AlignmentFlag.AlignVCenter)
-        self.show_state(enabled=False, available=True, detail="")
+        self._show(self.state)
 
     def attach(self, session: SessionPort) -> None:
         """Drive `session` from now on; show its mode."""
         self._session = session
-        mode = self._mode()
-        self.mode_box.setCurrentIndex(mode_index(mode))
-        self.talk_button.setVisible(mode == "push_to_talk")
+        self._show(self.state.but(mode=self._mode()))
 
     def set_ready(self, ready: bool) -> None:
         """Before the session exists the controls wait."""
@@ -77,45 +87,81 @@ class MicControls(QWidget):
 
     def show_state(self, *, enabled: bool, available: bool, detail: str) -> None:
         """Show the microphone on, off or unavailable (`detail`: why)."""
-        button = self.mic_button
-        on = enabled and available
-        button.setChecked(on)
-        button.setEnabled(available)
-        button.setProperty("unavailable", not available)
-        repolish(button)
-        if not available:
-            state, text = "unavailable", self.tr("No mic")
-            tip = (
-                self.tr("Microphone unavailable: {0}").format(detail)
-                if detail
-                else self.tr("Microphone unavailable")
+        self._show(
+            self.state.but(
+                enabled=enabled,
+                available=available,
+                detail=detail,
+                mode=self._mode(),
+                reported=True,
             )
-        elif on:
-            state, text = "on", self.tr("Mic on")
-            tip = self.tr("The microphone is listening. Click to mute it.")
-        else:
-            state, text = "off", self.tr("Mic off")
-            tip = self.tr("The microphone is off. Click to talk.")
-        button.setText(text)
-        button.setToolTip(tip)
-        button.setIcon(mic_icon(state))
-        self._on = on
-        self.level_meter.set_active(on)
-        mode = self._mode()
-        self.mode_box.setCurrentIndex(mode_index("muted" if available and not enabled else mode))
-        self.mode_box.setEnabled(available)
-        self.talk_button.setVisible(mode == "push_to_talk")
-        self._show_live()
+        )
 
     def show_push_to_talk(self, held: bool) -> None:
         """The push-to-talk key is held or let go (also from a hotkey)."""
-        self._talking = held
         self.talk_button.setDown(held)
-        self._show_live()
+        self._show(self.state.but(held=held))
 
-    def _show_live(self) -> None:
-        live = self._on and (self._mode() != "push_to_talk" or self._talking)
-        self.live_changed.emit(live)
+    def show_sound_test(self, running: bool) -> None:
+        """A sound test starts (True) or ends (False); they nest. Meanwhile the
+        conversation hears nothing, and everything says so."""
+        self._tests = max(0, self._tests + (1 if running else -1))
+        self._show(self.state.but(testing=self._tests > 0))
+
+    def during_sound_tests(self, pause: Callable[[bool], None]) -> Callable[[bool], None]:
+        """`pause` (the session's `set_turns_paused`) that also shows the test."""
+
+        def paused(on: bool) -> None:
+            try:
+                pause(on)
+            finally:
+                self.show_sound_test(on)
+
+        return paused
+
+    def _show(self, state: MicState) -> None:
+        self.state = state
+        shown = state.shown
+        button = self.mic_button
+        button.setChecked(shown in ("on", "push_to_talk"))
+        button.setEnabled(shown not in ("unavailable", "paused"))
+        button.setProperty("unavailable", shown == "unavailable")
+        repolish(button)
+        text, tip = self._words(state)
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setIcon(mic_icon(ICONS[shown]))
+        self.level_meter.set_active(shown in ("on", "push_to_talk"))
+        # Switched off shows as "Muted" in the box (not before the session has said).
+        muted = state.mode == "muted" or (state.reported and state.available and not state.enabled)
+        self.mode_box.setCurrentIndex(mode_index("muted" if muted else state.mode))
+        self.mode_box.setEnabled(state.available)
+        self.talk_button.setVisible(state.mode == "push_to_talk")
+        self.live_changed.emit(state.live)
+        self.state_changed.emit(state)
+
+    def _words(self, state: MicState) -> tuple[str, str]:
+        """The button's text and tooltip for `state`."""
+        shown = state.shown
+        if shown == "unavailable":
+            tip = (
+                self.tr("Microphone unavailable: {0}").format(state.detail)
+                if state.detail
+                else self.tr("Microphone unavailable")
+            )
+            return self.tr("No mic"), tip
+        if shown == "off":
+            return self.tr("Mic off"), self.tr("The microphone is off. Click to talk.")
+        if shown == "paused":
+            return self.tr("Mic paused"), self.tr(
+                "A sound test is running: the companion does not listen until it ends."
+            )
+        if shown == "push_to_talk":
+            return self.tr("Mic ready"), self.tr(
+                "Push to talk: the companion hears you only while you hold the button "
+                "or the key. Click to mute the microphone."
+            )
+        return self.tr("Mic on"), self.tr("The microphone is listening. Click to mute it.")
 
     def _mode(self) -> str:
         return self._session.mic_mode if self._session is not None else DEFAULT_MODE
@@ -134,23 +180,25 @@ class MicControls(QWidget):
             )
 
     def _on_mode_chosen(self, index: int) -> None:
+        self.choose_mode(str(self.mode_box.itemData(index)))
+
+    def choose_mode(self, mode: str) -> None:
+        """Switch the session to `mode` (the mode box, or the first-run guide's choice)."""
         if self._session is None:
             return
         try:
-            self._session.set_mic_mode(str(self.mode_box.itemData(index)))
+            self._session.set_mic_mode(mode)
         except Exception as exc:
             log.warning("set_mic_mode failed: %s", describe_error(exc))
             self.failed.emit(
                 self.tr("Could not switch the microphone: {0}").format(describe_error(exc))
             )
-        self.talk_button.setVisible(self._mode() == "push_to_talk")
-        self._show_live()
+        self._show(self.state.but(mode=self._mode(), held=False))
 
     def _push_to_talk(self, pressed: bool) -> None:
-        self._talking = pressed
         if self._session is not None:
             self._session.set_push_to_talk(pressed)
-        self._show_live()
+        self._show(self.state.but(held=pressed))
 
 
 def mode_index(mode: str) -> int:
@@ -158,4 +206,4 @@ def mode_index(mode: str) -> int:
     return next((i for i, (m, _) in enumerate(MIC_MODES) if m == mode), 0)
 
 
-__all__ = ["MIC_MODES", "MicControls", "mode_index"]
+__all__ = ["MIC_MODES", "MicControls", "MicState", "mode_index"]

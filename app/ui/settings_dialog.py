@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
-from PySide6.QtCore import QCoreApplication, Signal
+from PySide6.QtCore import QCoreApplication, QSize, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -81,12 +81,12 @@ from app.ui.settings_fields import (
     PROVIDERS,
     SECTION_TITLES,
     TABS,
-    TAKES_BASE_URL,
     field_kind,
     humanize,
     tab_of,
     walk_fields,
 )
+from app.ui.settings_scope import ProviderScope, first_size, show_live_mic_mode
 from app.ui.settings_tables import make_editor
 
 log = logging.getLogger(__name__)
@@ -140,11 +140,13 @@ class SettingsDialog(QDialog):
         *,
         save: SaveFunction | None = save_settings,
         path: Path | None = None,
+        mic_mode: str | None = None,
     ) -> None:
+        """`mic_mode`: how the microphone listens now, when the window changed it."""
         super().__init__(parent)
         self.setWindowTitle(self.tr("Companion settings"))
         self.setObjectName("settingsDialog")
-        self.resize(620, 560)
+        self.resize(first_size(self, QSize(820, 940)))  # the Model tab without scrolling
         self._original = settings
         self._save = save
         self._path = path
@@ -182,6 +184,8 @@ class SettingsDialog(QDialog):
         self.rate = self._input("tts.rate", QSpinBox)
         self.mic_mode = self._input("audio.mic_mode", QComboBox)
         self.confirm_screenshots = self._input("agent.confirm_screenshots", QCheckBox)
+        show_live_mic_mode(self.editors["audio.mic_mode"], mic_mode)
+        self.scope = ProviderScope(self.editors)
         self.provider.currentIndexChanged.connect(self._on_provider_changed)
         self._on_provider_changed()
 
@@ -345,9 +349,12 @@ class SettingsDialog(QDialog):
         page.insertWidget(after + 1, self.live2d_preview)
 
     def _on_provider_changed(self) -> None:
-        provider = self.provider.currentData()
-        self.editors["chat.api_key"].set_enabled(provider != EMBEDDED)
-        self.editors["chat.base_url"].set_enabled(provider in TAKES_BASE_URL)
+        self.scope.show(str(self.provider.currentData()))
+
+    def mic_mode_chosen(self) -> str | None:
+        """The microphone mode chosen here, when it differs from the one shown at first."""
+        editor = self.editors["audio.mic_mode"]
+        return str(editor.value()) if editor.changed() else None
 
     # -- validating ---------------------------------------------------------------------------
 

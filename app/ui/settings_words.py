@@ -21,9 +21,9 @@ LABELS: dict[str, str] = {
     "chat.timeout_s": "Wait for an answer",
     "chat.aws_region": "Amazon Bedrock region",
     "chat.aws_profile": "Amazon Bedrock profile",
-    "chat.local_model_path": "Own offline model file",
-    "chat.local_threads": "Offline model's processor threads",
-    "chat.local_context": "Offline model's memory span",
+    "chat.local_model_path": "Your own embedded model file",
+    "chat.local_threads": "Embedded model's processor threads",
+    "chat.local_context": "Embedded model's memory span",
     "speech.adapter": "Speech recognition",
     "speech.model": "Recognition model",
     "speech.model_path": "Own recognition model folder",
@@ -227,6 +227,9 @@ HELP: dict[str, str] = {
     "seconds (more than 0, at most 600), before giving up.",
     "tts.model_path": "Natural voice only: another voice model file to use instead of "
     "the one that comes with it.",
+    "persona.system_prompt": "The instructions that give the companion its personality, "
+    "in your own words; empty uses the character file's instructions, which call the "
+    "companion by the name above.",
     "tools": "Your own programs the model may run as tools, by name. Written as JSON: "
     'each with "command", "description", "parameters" and "timeout_s".',
     "mcp.servers": "Programs that give the model more tools (MCP servers), each under a "
@@ -263,7 +266,7 @@ def suffix_of(path: str) -> str:
 
 
 PLACEHOLDERS: dict[str, str] = {
-    "chat.base_url": "only for an OpenAI-compatible server",
+    "chat.base_url": "the provider's usual address",
     "audio.input_device": "the system default",
     "audio.output_device": "the system default",
     "tts.voice": "the engine's default voice",

@@ -134,8 +134,10 @@ class Shell:
             return self.settings_dialog
         from app.ui.checks import pause_turns_during_tests
 
-        dialog = SettingsDialog(self.settings, self.window)
-        pause_turns_during_tests(dialog, self.session.set_turns_paused)
+        live_mode = self.window.mode_box.currentData()  # "muted" after the mic button
+        dialog = SettingsDialog(self.settings, self.window, mic_mode=live_mode)
+        paused = self.window.mic.during_sound_tests(self.session.set_turns_paused)
+        pause_turns_during_tests(dialog, paused)
         dialog.accepted.connect(lambda: self._settings_saved(dialog))
         if self.session.memory is not None:
             dialog.memory_button.show()
@@ -152,6 +154,9 @@ class Shell:
             if name != "ui":  # the shell's own state stays the live object
                 setattr(self.settings, name, getattr(dialog.result_settings, name))
         self.apply_ui(dialog.result_settings.ui)
+        mode = dialog.mic_mode_chosen()
+        if mode is not None:
+            self.session.set_mic_mode(mode)
         self.apply_live2d(avatar_before.live2d, dialog.result_settings.avatar.live2d)
         self.window.show_notice(
             QCoreApplication.translate(
@@ -215,7 +220,12 @@ class Shell:
         from app.ui.checks import pause_turns_during_tests
 
         guide = FirstRunGuide(self.settings, self.window)
-        pause_turns_during_tests(guide, self.session.set_turns_paused)
+        # The mic button, pill and status say "paused" while a test runs; the guide says
+        # what is still loading; the listening mode it asks for applies at once.
+        paused = self.window.mic.during_sound_tests(self.session.set_turns_paused)
+        pause_turns_during_tests(guide, paused)
+        guide.follow_status(self.window.status)
+        guide.mic_mode_chosen.connect(self.window.mic.choose_mode)
         guide.accepted.connect(lambda: self.window.show_notice(guide.done_notice()))
         guide.finished.connect(lambda _result: self.window.text_input.setFocus())  # type away
         self.first_run_guide = guide

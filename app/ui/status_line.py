@@ -12,7 +12,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.events import LoadProgress, Status, StatusChanged
 from app.ui.controls import PrivacyPill
+from app.ui.mic_state import MicState
 from app.ui.style import STATUS_COLOURS, repolish
 
 log = logging.getLogger(__name__)
@@ -40,9 +41,11 @@ STATUS_DETAIL_TEXTS = (
     QT_TRANSLATE_NOOP("StatusLine", "the microphone is gone: type your messages"),
     QT_TRANSLATE_NOOP("StatusLine", "interrupted"),
     QT_TRANSLATE_NOOP("StatusLine", "didn't catch that"),
-    QT_TRANSLATE_NOOP("StatusLine", "paused during a sound test"),
     QT_TRANSLATE_NOOP("StatusLine", "the reply is shown: no sound output"),
 )
+# The session's word for a sound test's pause (app.session.conductor.TESTING): the row
+# says "Mic paused — until the sound test ends", as the mic button does.
+TESTING_DETAIL = "paused during a sound test"
 STILL_WAITING = re.compile(r"still waiting for (.+) \((\d+) s\)")
 # The embedded model's first preparation (app.session.services.PREPARING_WORDS).
 PREPARING_TEXTS = (
@@ -85,16 +88,42 @@ class _NoticeRow(QWidget):
         row.addWidget(dismiss, 0, Qt.AlignmentFlag.AlignTop)
 
 
+def status_detail_words(detail: str) -> str:
+    """The session's own words for a status, in the UI's language when they are ones
+    it always uses (anything else, such as an error, is shown as it came)."""
+
+    def tr(text: str) -> str:
+        return QCoreApplication.translate("StatusLine", text)
+
+    if detail in STATUS_DETAIL_TEXTS:
+        return tr(detail)
+    waiting = STILL_WAITING.fullmatch(detail)
+    if waiting:
+        return QCoreApplication.translate("StatusLine", "still waiting for {0} ({1} s)").format(
+            *waiting.groups()
+        )
+    preparing = PREPARING.fullmatch(detail)
+    if preparing and preparing[1] in PREPARING_TEXTS:
+        return f"{tr(preparing[1])} ({preparing[2]} %)"
+    return detail
+
+
 def describe_error(exc: BaseException) -> str:
     """An exception in words for a person: its message, or its kind when it has none."""
     return str(exc).strip() or type(exc).__name__
 
 
 class StatusLine(QWidget):
-    """The status row and the notices row under the window's controls."""
+    """The status row and the notices row under the window's controls.
+    `status_changed` passes on each session status it shows (the first-run guide
+    follows the loading with it)."""
+
+    status_changed = Signal(object)  # a StatusChanged
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._status = StatusChanged(Status.STARTING)
+        self._mic: MicState | None = None  # unknown until the mic controls say
         rows = QVBoxLayout(self)
         rows.setContentsMargins(0, 0, 0, 0)
         rows.setSpacing(ROW_SPACING)
@@ -156,35 +185,70 @@ class StatusLine(QWidget):
         """The notices shown, oldest first: (words, whether it is an error)."""
         return [(n.message, n.error) for n in self._notices]
 
+    @property
+    def last_status(self) -> StatusChanged:
+        """The session's latest status (what the row shows, before the microphone's say)."""
+        return self._status
+
     def show_status(self, event: StatusChanged) -> None:
-        words = self.tr(str(STATUS_WORDS.get(event.status, event.status.value.capitalize())))
         detail = self._status_detail(event.detail)
-        if event.status is Status.ERROR:
-            # One place for an error: its words are a notice (once), the row says "Error".
-            if detail and not any(detail in n.message for n in self._notices if n.error):
-                self.show_notice(detail, error=True)
-            detail = ""
+        # One place for an error: its words are a notice (once), the row says "Error".
+        told = any(detail in n.message for n in self._notices if n.error)
+        if event.status is Status.ERROR and detail and not told:
+            self.show_notice(detail, error=True)
+        self._status = event
+        self._render_status()
+        self.status_changed.emit(event)
+
+    def show_mic_state(self, state: MicState) -> None:
+        """What the microphone does (`MicControls.state_changed`): the pill and the row
+        say the same as the mic button."""
+        self._mic = state
+        self.mic_live.setVisible(state.live)
+        self._render_status()
+
+    def _render_status(self) -> None:
+        event = self._status
+        status = event.status
+        words = self.tr(str(STATUS_WORDS.get(status, status.value.capitalize())))
+        detail = "" if status is Status.ERROR else self._status_detail(event.detail)
+        colour = STATUS_COLOURS.get(status, "#9ca3af")
+        if status in (Status.LISTENING, Status.MUTED):
+            words, detail, colour = self._idle_words(event, words, detail, colour)
         shown = f"{words} — {detail}" if detail else words
         counting = STILL_WAITING.fullmatch(event.detail) is not None
         if shown != self.status_label.text() and not (counting and self._was_counting):
             log.info("status line: %s", shown)  # what the window said, for a bug report
         self._was_counting = counting
         self.status_label.setText(shown)
-        colour = STATUS_COLOURS.get(event.status, "#9ca3af")
         self.dot.setStyleSheet(f"background: {colour}; border-radius: 5px;")
 
+    def _idle_words(
+        self, event: StatusChanged, words: str, detail: str, colour: str
+    ) -> tuple[str, str, str]:
+        """Listening or muted, as the microphone's one state says it (the session's
+        status may come before or after the button's own change)."""
+        mic = self._mic
+        if mic is not None and mic.reported:  # the mic controls know the tests running
+            shown: str = mic.shown
+        else:  # nothing said yet: the session's own word for a test's pause
+            testing = event.detail == TESTING_DETAIL or (mic is not None and mic.testing)
+            shown = "paused" if testing else ""
+        if event.detail == TESTING_DETAIL:
+            detail = ""  # said as "Mic paused" below, when the mic is not off anyway
+        muted = STATUS_COLOURS[Status.MUTED]
+        if shown == "off":
+            return self.tr("Mic off"), detail, muted
+        if shown == "paused":
+            return self.tr("Mic paused"), self.tr("until the sound test ends"), muted
+        if shown == "push_to_talk" and not (mic is not None and mic.held):
+            return self.tr("Ready"), detail or self.tr("hold to talk"), STATUS_COLOURS[Status.IDLE]
+        if shown in ("on", "push_to_talk"):
+            return self.tr("Listening"), detail, STATUS_COLOURS[Status.LISTENING]
+        return words, detail, colour
+
     def _status_detail(self, detail: str) -> str:
-        """The session's own words for a status, in the UI's language when they are
-        ones it always uses (anything else, such as an error, is shown as it came)."""
-        if detail in STATUS_DETAIL_TEXTS:
-            return self.tr(detail)
-        waiting = STILL_WAITING.fullmatch(detail)
-        if waiting:
-            return self.tr("still waiting for {0} ({1} s)").format(*waiting.groups())
-        preparing = PREPARING.fullmatch(detail)
-        if preparing and preparing[1] in PREPARING_TEXTS:
-            return f"{self.tr(preparing[1])} ({preparing[2]} %)"
-        return detail
+        return status_detail_words(detail)
 
     def show_notice(self, message: str, *, error: bool = False) -> None:
         """Add a notice under the ones shown (the same words again move to the end);
@@ -263,4 +327,4 @@ class StatusLine(QWidget):
         self.progress.setVisible(event.done < event.total)
 
 
-__all__ = ["STATUS_WORDS", "StatusLine", "describe_error"]
+__all__ = ["STATUS_WORDS", "StatusLine", "describe_error", "status_detail_words"]

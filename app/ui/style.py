@@ -51,6 +51,7 @@ QPushButton:disabled { background: #f0eef5; color: #b4afc2; }
 #sendButton:disabled { background: #d3c9fc; color: #f6f3ff; }
 #stopButton { background: #ffe4e6; color: #b42335; }
 #stopButton:hover { background: #ffd3d7; }
+#stopButton:disabled { background: #f3f1f6; color: #a19aae; }
 #micButton:checked { background: #dcfce7; color: #166534; }
 #micButton[unavailable="true"] { background: #f3f1f6; color: #a19aae; }
 #statusText { color: #4b4363; font-weight: 600; }

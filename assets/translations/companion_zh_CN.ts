@@ -83,6 +83,46 @@
         <translation>麦克风</translation>
     </message>
     <message>
+        <source>The chat model is missing: reinstall Companion, or choose a hosted model.</source>
+        <translation>找不到对话模型：请重新安装 Companion，或选择在线模型。</translation>
+    </message>
+    <message>
+        <source>Knowing when you have finished speaking: after a short pause</source>
+        <translation>判断你是否说完：短暂停顿后</translation>
+    </message>
+    <message>
+        <source>The chat model is ready (works offline)</source>
+        <translation>对话模型已就绪（可离线使用）</translation>
+    </message>
+    <message>
+        <source>Speech recognition is ready (works offline)</source>
+        <translation>语音识别已就绪（可离线使用）</translation>
+    </message>
+    <message>
+        <source>Speech recognition is missing: reinstall Companion, or type your messages</source>
+        <translation>找不到语音识别：请重新安装 Companion，或打字聊天</translation>
+    </message>
+    <message>
+        <source>Microphone: ready — try it below</source>
+        <translation>麦克风：已就绪——可在下方试一试</translation>
+    </message>
+    <message>
+        <source>Speaker: ready — play a voice below</source>
+        <translation>扬声器：已就绪——可在下方试听声音</translation>
+    </message>
+    <message>
+        <source>The chat model is here (works offline); it gets ready during this first start</source>
+        <translation>对话模型已安装（可离线使用），会在这次首次启动时准备好</translation>
+    </message>
+    <message>
+        <source>Hearing when you speak: ready</source>
+        <translation>听出你在说话：已就绪</translation>
+    </message>
+    <message>
+        <source>Knowing when you have finished speaking: ready</source>
+        <translation>判断你是否说完：已就绪</translation>
+    </message>
+    <message>
         <source>Speaker</source>
         <translation>扬声器</translation>
     </message>
@@ -101,6 +141,18 @@
     <message>
         <source>Speech recognition model</source>
         <translation>语音识别模型</translation>
+    </message>
+    <message>
+        <source>Speech recognition: through an online service ({service})</source>
+        <translation>语音识别：通过在线服务（{service}）</translation>
+    </message>
+    <message>
+        <source>The chat model file you chose is missing: choose another in the settings, or a hosted model.</source>
+        <translation>你选择的对话模型文件不见了：请在设置中另选一个，或选择在线模型。</translation>
+    </message>
+    <message>
+        <source>Hearing when you speak: not possible — reinstall Companion, or type your messages</source>
+        <translation>听出你在说话：无法使用——请重新安装 Companion，或打字聊天</translation>
     </message>
     <message>
         <source>The model answered, but with no words: “{answer}”.</source>
@@ -345,7 +397,7 @@
     </message>
     <message>
         <source>These are for a hosted model only: choose “A hosted model” above to fill them in. The embedded model needs no name, address or key.</source>
-        <translation>这些只用于托管模型：在上面选择“托管模型”后才能填写。内嵌模型不需要名称、地址或密钥。</translation>
+        <translation>这些只用于在线模型：在上面选择“在线模型”后才能填写。内置模型不需要名称、地址或密钥。</translation>
     </message>
     <message>
         <source>for example gpt-4o-mini</source>
@@ -369,7 +421,7 @@
     </message>
     <message>
         <source>Base URL</source>
-        <translation>Base URL</translation>
+        <translation>服务器地址</translation>
     </message>
     <message>
         <source>API key</source>
@@ -380,8 +432,60 @@
         <translation>正在检查：{name}（{n}/{total}）…</translation>
     </message>
     <message>
+        <source>starting</source>
+        <translation>正在启动</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详细信息</translation>
+    </message>
+    <message>
+        <source>What each check found: devices, models, sizes</source>
+        <translation>每项检查发现的内容：设备、模型、大小</translation>
+    </message>
+    <message>
+        <source>Always on</source>
+        <translation>常开</translation>
+    </message>
+    <message>
+        <source>Push to talk</source>
+        <translation>按住说话</translation>
+    </message>
+    <message>
+        <source>Choose one to go on. You can change it any time beside the microphone button.</source>
+        <translation>请选择一种方式再继续。之后随时可以在麦克风按钮旁更改。</translation>
+    </message>
+    <message>
+        <source>Checks done: Companion works without what is missing (see below).</source>
+        <translation>检查完毕：缺少的部分不影响 Companion 使用（详见下方）。</translation>
+    </message>
+    <message>
+        <source>Checks done: everything is in place.</source>
+        <translation>检查完毕：一切齐全。</translation>
+    </message>
+    <message>
         <source>Done. Companion works without what is missing; see below.</source>
         <translation>检查完毕。缺少的部分不影响 Companion 使用，详见下方。</translation>
+    </message>
+    <message>
+        <source>Hide details</source>
+        <translation>隐藏详细信息</translation>
+    </message>
+    <message>
+        <source>&lt;h3&gt;How should the companion listen?&lt;/h3&gt;</source>
+        <translation>&lt;h3&gt;伙伴该怎样听你说话？&lt;/h3&gt;</translation>
+    </message>
+    <message>
+        <source>Just talk. Without headphones it may hear its own voice.</source>
+        <translation>直接说话即可。不戴耳机时，它可能会听到自己的声音。</translation>
+    </message>
+    <message>
+        <source>Hold Ctrl+Space (or the “Hold to talk” button) while you speak. It never hears itself.</source>
+        <translation>说话时按住 Ctrl+空格（或“按住说话”按钮）。它永远不会听到自己的声音。</translation>
+    </message>
+    <message>
+        <source>{checked} Still getting ready — {what}. You can go on meanwhile.</source>
+        <translation>{checked}仍在准备——{what}。你可以先继续。</translation>
     </message>
     <message>
         <source>Done. Everything is in place.</source>
@@ -397,11 +501,11 @@
     </message>
     <message>
         <source>An OpenAI-compatible server needs its base URL.</source>
-        <translation>OpenAI 兼容服务器需要填写 Base URL。</translation>
+        <translation>OpenAI 兼容服务器需要填写服务器地址。</translation>
     </message>
     <message>
         <source>The base URL starts with http:// or https://.</source>
-        <translation>Base URL 须以 http:// 或 https:// 开头。</translation>
+        <translation>服务器地址须以 http:// 或 https:// 开头。</translation>
     </message>
     <message>
         <source>Could not save the settings: {error}</source>
@@ -410,6 +514,10 @@
     <message>
         <source>All set. The new chat model is used when Companion restarts.</source>
         <translation>全部就绪。新的对话模型会在 Companion 重新启动后使用。</translation>
+    </message>
+    <message>
+        <source>All set. Companion is still getting ready (see the line above); then say hello, or type to the companion below.</source>
+        <translation>全部就绪。Companion 仍在准备（见上面一行）；准备好后打个招呼，或者在下面打字和伙伴聊天吧。</translation>
     </message>
     <message>
         <source>All set. Say hello, or type to the companion below.</source>
@@ -780,6 +888,22 @@
         <translation>麦克风不可用</translation>
     </message>
     <message>
+        <source>Mic paused</source>
+        <translation>麦克风已暂停</translation>
+    </message>
+    <message>
+        <source>A sound test is running: the companion does not listen until it ends.</source>
+        <translation>正在进行声音测试：测试结束前伙伴不会收听。</translation>
+    </message>
+    <message>
+        <source>Mic ready</source>
+        <translation>麦克风待命</translation>
+    </message>
+    <message>
+        <source>Push to talk: the companion hears you only while you hold the button or the key. Click to mute the microphone.</source>
+        <translation>按住说话：只有在你按住按钮或按键时伙伴才会听到你。点击可关闭麦克风。</translation>
+    </message>
+    <message>
         <source>The microphone is listening. Click to mute it.</source>
         <translation>麦克风正在聆听，点击可静音。</translation>
     </message>
@@ -835,11 +959,11 @@
     </message>
     <message>
         <source>An OpenAI-compatible server needs its base URL.</source>
-        <translation>OpenAI 兼容服务器需要填写 Base URL。</translation>
+        <translation>OpenAI 兼容服务器需要填写服务器地址。</translation>
     </message>
     <message>
         <source>The base URL starts with http:// or https://.</source>
-        <translation>Base URL 须以 http:// 或 https:// 开头。</translation>
+        <translation>服务器地址须以 http:// 或 https:// 开头。</translation>
     </message>
     <message>
         <source>Not saved. Please fix: {problems}</source>
@@ -935,7 +1059,7 @@
     </message>
     <message>
         <source>Base URL</source>
-        <translation>Base URL</translation>
+        <translation>服务器地址</translation>
     </message>
     <message>
         <source>API key</source>
@@ -972,6 +1096,18 @@
     <message>
         <source>Avatar pack folder</source>
         <translation>形象包文件夹</translation>
+    </message>
+    <message>
+        <source>Your own embedded model file</source>
+        <translation>自选的内置模型文件</translation>
+    </message>
+    <message>
+        <source>Embedded model&apos;s processor threads</source>
+        <translation>内置模型的处理器线程数</translation>
+    </message>
+    <message>
+        <source>Embedded model&apos;s memory span</source>
+        <translation>内置模型能记住的对话长度</translation>
     </message>
     <message>
         <source>Screenshots</source>
@@ -1036,10 +1172,6 @@
     <message>
         <source> tokens</source>
         <translation> 个词元</translation>
-    </message>
-    <message>
-        <source>only for an OpenAI-compatible server</source>
-        <translation>仅用于 OpenAI 兼容服务器</translation>
     </message>
     <message>
         <source>the system default</source>
@@ -1122,10 +1254,6 @@
         <translation>本地模型路径</translation>
     </message>
     <message>
-        <source>Offline model only: a GGUF model file to use instead of the built-in one.</source>
-        <translation>仅限离线模型：用来替代内置模型的 GGUF 模型文件。</translation>
-    </message>
-    <message>
         <source>Local threads</source>
         <translation>本地线程数</translation>
     </message>
@@ -1138,20 +1266,12 @@
         <translation>语音识别</translation>
     </message>
     <message>
-        <source>Speech recognition. `model`/`endpoint` unset = the adapter&apos;s default (tiny.en for whisper_local). `api_key` is the speech service&apos;s own key, never the chat model&apos;s; doubao_asr also needs `app_id` (Volcengine APP ID) and may take `resource_id`.</source>
-        <translation>语音识别。`model`/`endpoint` 未设置时使用适配器的默认值（whisper_local 默认为 tiny.en）。`api_key` 是语音服务自己的密钥，而不是对话模型的密钥；doubao_asr 还需要 `app_id`（火山引擎 APP ID），并可设置 `resource_id`。</translation>
-    </message>
-    <message>
         <source>Adapter</source>
         <translation>识别方式</translation>
     </message>
     <message>
         <source>What turns your voice into text: whisper_local works offline, the others are online services.</source>
         <translation>把你的声音转成文字的方式：whisper_local 离线运行，其他选项都是在线服务。</translation>
-    </message>
-    <message>
-        <source>The recognition model&apos;s name; empty uses the recognizer&apos;s default (tiny.en for whisper_local).</source>
-        <translation>识别模型的名称；留空则使用识别器的默认模型（whisper_local 默认为 tiny.en）。</translation>
     </message>
     <message>
         <source>Model path</source>
@@ -1192,18 +1312,6 @@
     <message>
         <source>Amazon Bedrock profile</source>
         <translation>Amazon Bedrock 配置</translation>
-    </message>
-    <message>
-        <source>Own offline model file</source>
-        <translation>自己的离线模型文件</translation>
-    </message>
-    <message>
-        <source>Offline model&apos;s processor threads</source>
-        <translation>离线模型的处理器线程数</translation>
-    </message>
-    <message>
-        <source>Offline model&apos;s memory span</source>
-        <translation>离线模型能记住的对话长度</translation>
     </message>
     <message>
         <source>Recognition model</source>
@@ -1638,6 +1746,10 @@
         <translation>中文</translation>
     </message>
     <message>
+        <source>the provider&apos;s usual address</source>
+        <translation>服务商的默认地址</translation>
+    </message>
+    <message>
         <source>detect it</source>
         <translation>自动识别</translation>
     </message>
@@ -1647,7 +1759,7 @@
     </message>
     <message>
         <source>The chat model that answers you: an embedded one runs offline on this computer; for a hosted one choose its provider and type its name.</source>
-        <translation>回答你的对话模型：内嵌模型在这台电脑上离线运行；托管模型请选择提供商并输入模型名称。</translation>
+        <translation>回答你的对话模型：内置模型在这台电脑上离线运行；在线模型请选择提供商并输入模型名称。</translation>
     </message>
     <message>
         <source>For OpenAI models only: Responses is OpenAI&apos;s newer interface; Chat Completions works with every OpenAI-style server.</source>
@@ -1695,7 +1807,7 @@
     </message>
     <message>
         <source>Let the model start its answer before it is sure you are done; the answer is used only if you were. Automatic does it for models that cost nothing (the embedded one, a server on this computer), not for hosted ones.</source>
-        <translation>让模型在确定你说完之前就开始回答；只有你确实说完了才会用这个回答。自动：对免费的模型（内嵌模型、这台电脑上的服务器）开启，对托管模型关闭。</translation>
+        <translation>让模型在确定你说完之前就开始回答；只有你确实说完了才会用这个回答。自动：对免费的模型（内置模型、这台电脑上的服务器）开启，对在线模型关闭。</translation>
     </message>
     <message>
         <source>Speak over the companion to stop it (needs the echo kept out of the microphone and the microphone always on).</source>
@@ -1732,6 +1844,10 @@
     <message>
         <source>Natural voice only: another voice model file to use instead of the one that comes with it.</source>
         <translation>仅用于自然语音：用来代替自带模型的另一个语音模型文件。</translation>
+    </message>
+    <message>
+        <source>The instructions that give the companion its personality, in your own words; empty uses the character file&apos;s instructions, which call the companion by the name above.</source>
+        <translation>赋予伙伴性格的指令，用你自己的话写；留空则使用角色文件中的指令，指令里会用上面的名字称呼伙伴。</translation>
     </message>
     <message>
         <source>Your own programs the model may run as tools, by name. Written as JSON: each with &quot;command&quot;, &quot;description&quot;, &quot;parameters&quot; and &quot;timeout_s&quot;.</source>
@@ -1778,8 +1894,20 @@
         <translation>变量</translation>
     </message>
     <message>
-        <source>The language you speak, as a code such as en or zh; empty or auto detects it.</source>
-        <translation>你说的语言，填写语言代码，例如 en 或 zh；留空或填 auto 则自动检测。</translation>
+        <source>Embedded model only: a GGUF model file to use instead of the one that comes with Companion.</source>
+        <translation>仅用于内置模型：一个 GGUF 模型文件，用来代替 Companion 自带的模型。</translation>
+    </message>
+    <message>
+        <source>Embedded model only: how many processor threads it may use, from 1 to 256; automatic uses all of them.</source>
+        <translation>仅用于内置模型：可使用的处理器线程数，范围 1 到 256；选“自动”则使用全部线程。</translation>
+    </message>
+    <message>
+        <source>Embedded model only: how much conversation it can keep in mind at once, in tokens, from 256 to 262,144.</source>
+        <translation>仅用于内置模型：一次能记住多少对话内容，单位为 token，范围 256 到 262,144。</translation>
+    </message>
+    <message>
+        <source>Speech recognition. `model`/`endpoint` unset = the adapter&apos;s default (whisper_local: tiny.en for English, Whisper base for other languages and auto). `api_key` is the speech service&apos;s own key, never the chat model&apos;s; doubao_asr also needs `app_id` (Volcengine APP ID) and may take `resource_id`.</source>
+        <translation>语音识别。`model`/`endpoint` 未设置时使用适配器的默认值（whisper_local：英语用 tiny.en，其他语言和 auto 用 Whisper base）。`api_key` 是语音服务自己的密钥，而不是对话模型的密钥；doubao_asr 还需要 `app_id`（火山引擎 APP ID），并可设置 `resource_id`。</translation>
     </message>
     <message>
         <source>Threads</source>
@@ -1954,6 +2082,10 @@
         <translation>播放伙伴声音的扬声器或耳机，填写名称或编号；留空则使用系统默认设备。</translation>
     </message>
     <message>
+        <source>Let the model use tools, such as the clock and screenshots. The embedded model looks at your screen when you ask about it and always knows the time, but it cannot run your own tools or MCP servers.</source>
+        <translation>允许模型使用工具，例如时钟和截图。内置模型会在你问到屏幕时看屏幕，也总是知道当前时间，但不能运行你自己的工具或 MCP 服务器。</translation>
+    </message>
+    <message>
         <source>A user tool: a program run without a shell; `{param}` in an argument is replaced by the model&apos;s value. Its standard output is what the model reads.</source>
         <translation>用户工具：不经过 shell 运行的程序；参数中的 `{param}` 会被替换为模型给出的值。模型读取的是它的标准输出。</translation>
     </message>
@@ -2068,6 +2200,10 @@
     <message>
         <source>Another OpenAI-compatible server</source>
         <translation>其他兼容 OpenAI 的服务器</translation>
+    </message>
+    <message>
+        <source>This is how the microphone listens now (changed in the window); a choice made here applies now and when Companion starts.</source>
+        <translation>这是麦克风现在的收音方式（在窗口中改过）；在这里做的选择会立即生效，下次启动 Companion 时也会使用。</translation>
     </message>
     <message>
         <source>Line {number}</source>
@@ -2230,10 +2366,6 @@
         <translation>启用工具</translation>
     </message>
     <message>
-        <source>Let the model use tools, such as the clock and screenshots (not with the offline model).</source>
-        <translation>允许模型使用工具，例如时钟和截图（离线模型不支持）。</translation>
-    </message>
-    <message>
         <source>Max tool rounds</source>
         <translation>工具调用轮数上限</translation>
     </message>
@@ -2287,7 +2419,7 @@
     </message>
     <message>
         <source>Vision base URL</source>
-        <translation>视觉模型 Base URL</translation>
+        <translation>视觉模型服务器地址</translation>
     </message>
     <message>
         <source>The address of the vision model&apos;s server; empty uses the provider&apos;s usual address.</source>
@@ -2312,6 +2444,14 @@
     <message>
         <source>Tools</source>
         <translation>工具</translation>
+    </message>
+    <message>
+        <source>The recognition model&apos;s name; empty uses the recognizer&apos;s default (whisper_local: tiny.en for English, base for other languages).</source>
+        <translation>识别模型的名称；留空则使用识别器的默认模型（whisper_local：英语用 tiny.en，其他语言用 base）。</translation>
+    </message>
+    <message>
+        <source>The language you speak, as a code such as en or zh; auto follows the language of the windows and hears another when it is sure.</source>
+        <translation>你说的语言，填写语言代码，例如 en 或 zh；auto 则跟随窗口的语言，确定听到的是另一种语言时就按那种语言识别。</translation>
     </message>
     <message>
         <source>Your own programs the model may run as tools, by name (each with command, description, parameters, timeout_s).</source>
@@ -2638,14 +2778,6 @@
         <translation>等待对话模型（及视觉模型）响应的最长时间，单位为秒（大于 0，最多 3,600），超时即放弃。</translation>
     </message>
     <message>
-        <source>Offline model only: how many processor threads it may use, from 1 to 256; automatic uses all of them.</source>
-        <translation>仅限离线模型：可使用的处理器线程数，范围 1 到 256；选“自动”则使用全部线程。</translation>
-    </message>
-    <message>
-        <source>Offline model only: how much conversation it can keep in mind at once, in tokens, from 256 to 262,144.</source>
-        <translation>仅限离线模型：一次能记住多少对话内容，单位为 token，范围 256 到 262,144。</translation>
-    </message>
-    <message>
         <source>whisper_local only: how many processor threads recognition may use, from 1 to 256; automatic uses all of them.</source>
         <translation>仅限 whisper_local：语音识别可使用的处理器线程数，范围 1 到 256；选“自动”则使用全部线程。</translation>
     </message>
@@ -2801,6 +2933,26 @@
         <source>Small (135M, 100 MB)</source>
         <translation>小巧（135M，100 MB）</translation>
     </message>
+    <message>
+        <source>Not used by the embedded model: choose another provider above to fill this in.</source>
+        <translation>内置模型用不到这一项：在上面选择其他提供商后才能填写。</translation>
+    </message>
+    <message>
+        <source>Only for Ollama or another OpenAI-compatible server.</source>
+        <translation>仅用于 Ollama 或其他 OpenAI 兼容服务器。</translation>
+    </message>
+    <message>
+        <source>Only for OpenAI.</source>
+        <translation>仅用于 OpenAI。</translation>
+    </message>
+    <message>
+        <source>Only for Amazon Bedrock.</source>
+        <translation>仅用于 Amazon Bedrock。</translation>
+    </message>
+    <message>
+        <source>Only for the embedded model.</source>
+        <translation>仅用于内置模型。</translation>
+    </message>
 </context>
 <context>
     <name>Shell</name>
@@ -2850,10 +3002,6 @@
     <message>
         <source>loading the embedded chat model</source>
         <translation>正在加载内置对话模型</translation>
-    </message>
-    <message>
-        <source>paused during a sound test</source>
-        <translation>声音测试期间暂停</translation>
     </message>
     <message>
         <source>the reply is shown: no sound output</source>
@@ -2914,6 +3062,18 @@
     <message>
         <source>📸 Screenshot taken</source>
         <translation>📸 已截图</translation>
+    </message>
+    <message>
+        <source>Mic paused</source>
+        <translation>麦克风已暂停</translation>
+    </message>
+    <message>
+        <source>until the sound test ends</source>
+        <translation>声音测试结束前不收音</translation>
+    </message>
+    <message>
+        <source>hold to talk</source>
+        <translation>按住说话</translation>
     </message>
     <message>
         <source>Dismiss</source>
