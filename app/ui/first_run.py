@@ -315,9 +315,8 @@ class FirstRunGuide(QDialog):
 
     def _on_check_started(self, index: int, total: int, name: str) -> None:
         self.checks_status.setText(
-            self.tr("Checking: {name} ({n} of {total})…").format(
-                name=name, n=index + 1, total=total
-            )
+            # In plain words: the checks' own names are the details' (a click away).
+            self.tr("Checking your computer ({n} of {total})…").format(n=index + 1, total=total)
         )
 
     def _on_check_done(self, done: int, total: int, result: object) -> None:

@@ -428,8 +428,8 @@
         <translation>API 密钥</translation>
     </message>
     <message>
-        <source>Checking: {name} ({n} of {total})…</source>
-        <translation>正在检查：{name}（{n}/{total}）…</translation>
+        <source>Checking your computer ({n} of {total})…</source>
+        <translation>正在检查你的电脑（第 {n} 项，共 {total} 项）…</translation>
     </message>
     <message>
         <source>starting</source>
