@@ -79,6 +79,8 @@ def test_the_guide_names_the_turn_model_file_or_says_it_is_not_used() -> None:
     from app.config import Settings
 
     settings = Settings()
-    assert str(check_turn_model(settings)) == "Smart Turn, installed (9 MB)"  # named, not its file
+    found = check_turn_model(settings)
+    assert str(found.detail) == "Smart Turn, installed (9 MB)"  # named, not its file
+    assert str(found.plain) == "Knowing when you have finished speaking: ready"
     settings.turn.endpointing = "silence"
-    assert "not used" in str(check_turn_model(settings))
+    assert "not used" in str(check_turn_model(settings).detail)

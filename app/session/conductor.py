@@ -132,7 +132,7 @@ class VoiceSession:
         self.echo = parts.echo
         self.memory = parts.memory  # the character's long-term memory (the Memory page's)
         self.memory.subscribe(self.events.emit)
-        self.known_names = KnownNames(self.speech, self.memory, self.character.name)
+        self.known_names = KnownNames(self.speech, self.memory)
         self._vision_client = parts.vision_client
         self.notices = parts.notices  # told at start()
         self._source = source

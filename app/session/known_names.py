@@ -1,6 +1,10 @@
 """The names the companion knows, given to the recognizer so it hears them right: the
-character's name and the names in its long-term memory (the user's, their people and
-pets), from the start and again whenever the memory changes."""
+names in its long-term memory (the user's, their people and pets), from the start and
+again whenever the memory changes.
+
+Not the character's own name: biased towards "Mika", whisper heard "my cat" as "Mika"
+(tests/test_turn_taking.py); a user says the companion's name far less often than the
+words it sounds like."""
 
 from __future__ import annotations
 
@@ -18,10 +22,10 @@ log = logging.getLogger(__name__)
 
 
 class KnownNames:
-    """Keeps `speech` listening for the names `memory` and the character hold."""
+    """Keeps `speech` listening for the names `memory` holds."""
 
-    def __init__(self, speech: SpeechClient, memory: LongTermMemory, character: str) -> None:
-        self._speech, self._memory, self._character = speech, memory, character
+    def __init__(self, speech: SpeechClient, memory: LongTermMemory) -> None:
+        self._speech, self._memory = speech, memory
         self.words: list[str] = []
         memory.subscribe(self._changed)
 
@@ -36,5 +40,5 @@ class KnownNames:
         except Exception:  # the memory's own notices tell what went wrong
             log.debug("the memory could not be read for names", exc_info=True)
             facts = []
-        self.words = known_words(self._character, facts=facts)
+        self.words = known_words(facts=facts)
         self._speech.set_known_words(self.words)
