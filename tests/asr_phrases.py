@@ -11,7 +11,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from tests.test_speech_wer import synthesize
+from tests.test_speech_wer import edit_distance, synthesize
 
 # Six espeak-ng English voices (accents and a female variant).
 NAME_VOICES = ("en-us", "en-gb", "en+f3", "en-gb-scotland", "en-gb-x-rp", "en-029")
@@ -96,13 +96,7 @@ def cer(reference: str, heard: str) -> float:
     ref, hyp = characters(reference), characters(heard)
     if not ref:
         return float(bool(hyp))
-    previous = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, start=1):
-        current = [i] + [0] * len(hyp)
-        for j, h in enumerate(hyp, start=1):
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h))
-        previous = current
-    return previous[-1] / len(ref)
+    return edit_distance(ref, hyp) / len(ref)
 
 
 def names_heard(names: tuple[str, ...], heard: str) -> int:

@@ -20,6 +20,7 @@ import numpy as np
 
 from app.tts.chinese_numbers import numbers_to_chinese
 from app.tts.engine import SynthesizedAudio
+from tests.test_speech_wer import edit_distance
 
 WHISPER_RATE = 16000
 # Whisper base as the packages hold it: model.bin is part1 + part2, in that order.
@@ -147,16 +148,6 @@ def normalised(text: str) -> str:
     """Only the characters that count: numbers as Chinese words, no punctuation or spaces."""
     text = numbers_to_chinese(unicodedata.normalize("NFKC", text))
     return _NOT_COUNTED.sub("", text).lower()
-
-
-def edit_distance(a: str, b: str) -> int:
-    previous = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        current = [i]
-        for j, y in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
-        previous = current
-    return previous[-1]
 
 
 def character_errors(reference: str, heard: str) -> tuple[int, int]:

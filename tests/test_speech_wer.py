@@ -12,6 +12,7 @@ import re
 import shutil
 import statistics
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,22 +49,27 @@ def words(text: str) -> list[str]:
     return re.sub(r"[^a-z0-9' ]+", " ", text.lower().replace("-", " ")).split()
 
 
+def edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
+    """Substitutions + deletions + insertions from `a` to `b` (words, or characters)."""
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, y in enumerate(b, start=1):
+            current[j] = min(
+                previous[j] + 1,  # deletion
+                current[j - 1] + 1,  # insertion
+                previous[j - 1] + (x != y),  # substitution or match
+            )
+        previous = current
+    return previous[-1]
+
+
 def wer(reference: str, hypothesis: str) -> float:
     """(substitutions + deletions + insertions) / reference words, by edit distance."""
     ref, hyp = words(reference), words(hypothesis)
     if not ref:
         return float(bool(hyp))
-    previous = list(range(len(hyp) + 1))
-    for i, r in enumerate(ref, start=1):
-        current = [i] + [0] * len(hyp)
-        for j, h in enumerate(hyp, start=1):
-            current[j] = min(
-                previous[j] + 1,  # deletion
-                current[j - 1] + 1,  # insertion
-                previous[j - 1] + (r != h),  # substitution or match
-            )
-        previous = current
-    return previous[-1] / len(ref)
+    return edit_distance(ref, hyp) / len(ref)
 
 
 # ------------------------------------------------------------------ test speech

@@ -153,8 +153,10 @@ _UNCHANGED_VERBS_TEXT = """
 _UNCHANGED_VERBS = frozenset(_UNCHANGED_VERBS_TEXT.split())
 
 
-def _third_person(verb: str) -> str:
-    if verb in _UNCHANGED_VERBS or verb.endswith("ed"):
+def third_person(verb: str, unchanged: frozenset[str] = _UNCHANGED_VERBS) -> str:
+    """`verb` after "the user" ("like" -> "likes", "have" -> "has"); the words in
+    `unchanged` (modals, past tenses, adverbs) and past tenses in -ed stay as they are."""
+    if verb in unchanged or verb.endswith("ed"):
         return verb
     if verb == "do":
         return "does"
@@ -181,7 +183,7 @@ def about_user(subject: str) -> str:
     text = subject
     for pattern, replacement in _EN_SWAPS:
         text = pattern.sub(replacement, text)
-    text = _FIRST_I.sub(lambda m: "the user " + _third_person(m.group("verb")), text)
+    text = _FIRST_I.sub(lambda m: "the user " + third_person(m.group("verb")), text)
     text = re.sub(r"\b[Ii]\b", "the user", text)
     if "the user" not in text.lower():
         text = f"About the user: {text}"

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from app.memory.commands import about_user
+from app.memory.commands import about_user, third_person
 from app.memory.terms import has_cjk
 
 __all__ = ["as_stored", "in_my_words", "mentions_user", "to_the_user"]
@@ -230,20 +230,7 @@ _AS_IS = frozenset(  # modals and past tenses: the same after "the user"
      "ate", "ran", "met", "lost", "found", "left", "felt", "began", "broke", "wrote",
      "gave", "grew", "became", "moved", "used", "lived", "worked", "studied"}
 )
-
-
-def _third_person(verb: str) -> str:
-    if verb in _AS_IS or verb in _NOT_VERBS or verb.endswith("ed"):
-        return verb
-    if verb in ("do", "go"):
-        return verb + "es"
-    if verb == "have":
-        return "has"
-    if verb.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    if verb.endswith("y") and len(verb) > 2 and verb[-2] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
+_STAYS = _AS_IS | _NOT_VERBS  # after "the user" these stay as they are
 
 
 def _you_to_user(part: str) -> str:
@@ -251,7 +238,7 @@ def _you_to_user(part: str) -> str:
     part = _apply(part, _YOU_TO_USER)
     part = _YOU_VERB.sub(
         lambda m: f"{m.group('pre')}the user {m.group('adverb')}"
-        f"{_third_person(m.group('verb').lower())}",
+        f"{third_person(m.group('verb').lower(), _STAYS)}",
         part,
     )
     part = re.sub(r"\byou\b", "the user", part, flags=re.IGNORECASE)
