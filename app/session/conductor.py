@@ -461,6 +461,8 @@ class VoiceSession:
     def _on_heard(self, event: ListenEvent) -> None:
         if isinstance(event, MicLevel):
             self.events.emit(event)
+            if self.listener.in_speech:  # no side request while the user has the floor:
+                self.memory.activity()  # the CPU is the recognizer's, then the turn's
         elif isinstance(event, UserStartedSpeaking):
             self.memory.activity()  # the model is for the turn that may follow
             if not self.busy:

@@ -27,6 +27,7 @@ from app.tts.engine import (
     float_to_pcm,
     join_chunks,
     speed_for_rate,
+    trim_silence,
 )
 
 DEFAULT_VOICE = "heart"
@@ -160,7 +161,7 @@ class HibariEngine:
 
             pcm = await self._run(speak)
             if pcm:
-                yield SynthesizedAudio(pcm, int(model.sample_rate))
+                yield trim_silence(SynthesizedAudio(pcm, int(model.sample_rate)))
 
     async def synthesize(
         self, text: str, voice: str | None = None, rate: int | None = None

@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from app.tts.audio_files import decode_audio
-from app.tts.engine import NORMAL_RATE, SynthesizedAudio, TTSError, TTSUnavailableError, Voice
+from app.tts.engine import (
+    NORMAL_RATE,
+    SynthesizedAudio,
+    TTSError,
+    TTSUnavailableError,
+    Voice,
+    trim_silence,
+)
 from app.tts.mandarin import (
     PINYIN_PACE,
     PINYIN_PITCH,
@@ -400,7 +407,7 @@ class Pyttsx3Engine:
             return audio
 
         result: SynthesizedAudio = await self._submit(job)
-        return result
+        return trim_silence(result)
 
     async def voices(self) -> list[Voice]:
         def job(engine: Any) -> list[Voice]:
