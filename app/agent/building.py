@@ -52,6 +52,7 @@ def build_provider(settings: Settings) -> Any:
         model_path=chat.local_model_path,
         n_threads=chat.local_threads,
         n_ctx=chat.local_context,
+        gpu=chat.local_gpu,
         aws_region=chat.aws_region,
         aws_profile=chat.aws_profile,
     )

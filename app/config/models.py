@@ -100,6 +100,12 @@ class ChatSettings(BaseModel):
         description="Embedded model only: how much conversation it can keep in mind "
         "at once, in tokens, from 256 to 262,144.",
     )
+    local_gpu: Literal["auto", "off"] = Field(
+        "auto",
+        description="Embedded model only: auto runs it on the graphics card when "
+        "llama-cpp-python was built for one (CUDA, Vulkan or Metal) and falls back to "
+        "the processor if that fails; off always uses the processor.",
+    )
 
 
 class PersonaSettings(BaseModel):

@@ -44,6 +44,11 @@ class ModelClient:
         """Let go of what the client holds (connections, threads)."""
         return None
 
+    def drain_notices(self) -> list[str]:
+        """What the user should be told about the client since the last call, once (the
+        embedded model fell back from the graphics card to the processor)."""
+        return []
+
     def estimate_input_tokens(self, request: LLMRequest) -> int:
         """About how many tokens `request` costs to read."""
         return estimate_input_tokens(request)

@@ -91,6 +91,7 @@ def create_provider_client(
     model_path: str | Path | None = None,
     n_threads: int | None = None,
     n_ctx: int | None = None,
+    gpu: Literal["auto", "off"] = "auto",
     aws_region: str | None = None,
     aws_profile: str | None = None,
 ) -> ProviderClient:
@@ -98,7 +99,7 @@ def create_provider_client(
 
     `api_style` (`responses` or `chat`) matters only for `openai/...` routes; the
     OpenAI-compatible ones (OpenRouter, DeepSeek, Ollama, `openai-compatible`) always
-    speak Chat Completions. `model_path`, `n_threads` and `n_ctx` are only for
+    speak Chat Completions. `model_path`, `n_threads`, `n_ctx` and `gpu` are only for
     `local/...` (the embedded llama.cpp model). `aws_region` and `aws_profile` are only
     for `bedrock/...`: without a key (a Bedrock API key) its requests are signed with
     the profile's (or the environment's) AWS credentials. Raises `ValueError` for a malformed
@@ -113,7 +114,9 @@ def create_provider_client(
     if info.wire == "local":
         from app.llm.wire.local import LocalModelClient
 
-        return LocalModelClient(route, model_path=model_path, n_threads=n_threads, n_ctx=n_ctx)
+        return LocalModelClient(
+            route, model_path=model_path, n_threads=n_threads, n_ctx=n_ctx, gpu=gpu
+        )
     if info.wire == "bedrock":
         return _bedrock_client(route, api_key, base_url, timeout, headers, aws_region, aws_profile)
     url = base_url or info.default_base_url

@@ -71,6 +71,8 @@ async def load_chat_model(provider: ModelClient, events: EventHub, warm: AgentCo
     """Load the chat model (the first start joins the embedded model's parts: that shows
     as progress, not a frozen "loading"), then have `warm` read its system prompt."""
     await provider.load(preparing_progress(events) if provider.needs_preparing else None)
+    for notice in provider.drain_notices():  # e.g. the GPU failed: it runs on the CPU
+        events.emit(Notice(notice, error=True))
     if warm is not None:
         await warm.warm_up()
 

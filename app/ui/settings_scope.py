@@ -54,6 +54,7 @@ CHAT_SCOPES: dict[str, Scope] = {
     "chat.local_model_path": Scope(lambda p: p == EMBEDDED, str(EMBEDDED_ONLY)),
     "chat.local_threads": Scope(lambda p: p == EMBEDDED, str(EMBEDDED_ONLY)),
     "chat.local_context": Scope(lambda p: p == EMBEDDED, str(EMBEDDED_ONLY)),
+    "chat.local_gpu": Scope(lambda p: p == EMBEDDED, str(EMBEDDED_ONLY)),
 }
 
 

@@ -24,6 +24,7 @@ LABELS: dict[str, str] = {
     "chat.local_model_path": "Your own embedded model file",
     "chat.local_threads": "Embedded model's processor threads",
     "chat.local_context": "Embedded model's memory span",
+    "chat.local_gpu": "Embedded model on the graphics card",
     "speech.adapter": "Speech recognition",
     "speech.model": "Recognition model",
     "speech.model_path": "Own recognition model folder",
@@ -137,6 +138,10 @@ CHECKBOX_TEXT: dict[str, str] = {
 }
 # Every choice of every list of choices, by what it does (a test checks none is missing).
 CHOICE_LABELS: dict[str, dict[Any, str]] = {
+    "chat.local_gpu": {
+        "auto": "Automatic (when llama.cpp can use it)",
+        "off": "Never (always the processor)",
+    },
     "chat.api_style": {
         "chat": "Chat Completions (works everywhere)",
         "responses": "Responses (newer, OpenAI only)",
@@ -291,6 +296,7 @@ EXPERT: frozenset[str] = frozenset(
         "chat.local_model_path",
         "chat.local_threads",
         "chat.local_context",
+        "chat.local_gpu",
         "agent.context_window",
         "agent.max_tool_rounds",
         "agent.tool_timeout_s",

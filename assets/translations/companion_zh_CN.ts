@@ -1314,6 +1314,10 @@
         <translation>Amazon Bedrock 配置</translation>
     </message>
     <message>
+        <source>Embedded model on the graphics card</source>
+        <translation>内置模型使用显卡</translation>
+    </message>
+    <message>
         <source>Recognition model</source>
         <translation>识别模型</translation>
     </message>
@@ -1646,6 +1650,14 @@
         <translation>随 Companion 启动这个服务器</translation>
     </message>
     <message>
+        <source>Automatic (when llama.cpp can use it)</source>
+        <translation>自动（llama.cpp 能用显卡时）</translation>
+    </message>
+    <message>
+        <source>Never (always the processor)</source>
+        <translation>从不（始终使用处理器）</translation>
+    </message>
+    <message>
         <source>Chat Completions (works everywhere)</source>
         <translation>Chat Completions（到处都能用）</translation>
     </message>
@@ -1904,6 +1916,14 @@
     <message>
         <source>Embedded model only: how much conversation it can keep in mind at once, in tokens, from 256 to 262,144.</source>
         <translation>仅用于内置模型：一次能记住多少对话内容，单位为 token，范围 256 到 262,144。</translation>
+    </message>
+    <message>
+        <source>Local gpu</source>
+        <translation>本地显卡</translation>
+    </message>
+    <message>
+        <source>Embedded model only: auto runs it on the graphics card when llama-cpp-python was built for one (CUDA, Vulkan or Metal) and falls back to the processor if that fails; off always uses the processor.</source>
+        <translation>仅用于内置模型：自动时，若 llama-cpp-python 是为显卡构建的（CUDA、Vulkan 或 Metal），就在显卡上运行，失败则改用处理器；关闭时始终使用处理器。</translation>
     </message>
     <message>
         <source>Speech recognition. `model`/`endpoint` unset = the adapter&apos;s default (whisper_local: tiny.en for English, Whisper base for other languages and auto). `api_key` is the speech service&apos;s own key, never the chat model&apos;s; doubao_asr also needs `app_id` (Volcengine APP ID) and may take `resource_id`.</source>

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from app.llm.request import LLMRequest, estimate_input_tokens, require_stream_fl
 from app.llm.response import LLMResponse
 from app.llm.routing import ModelRoute
 from app.llm.transform import prepare_messages
-from app.llm.wire.llama_cpu import safe_model_params
+from app.llm.wire.llama_device import GpuUse, llama_class, load_on_device, loaded_words
 from app.llm.wire.local_files import (
     DEFAULT_EMBEDDED,
     SMALL_EMBEDDED,
@@ -52,7 +53,7 @@ from app.llm.wire.local_files import (
     prepared_file,
 )
 from app.llm.wire.local_grammar import GrammarStats, fast_grammar
-from app.llm.wire.local_side import batches_of, prefix_kept, stoppable
+from app.llm.wire.local_side import batches_of, prefix_figure, prefix_kept, stoppable
 from app.llm.wire.openai_chat import ChatStreamParser
 
 __all__ = [
@@ -113,6 +114,7 @@ class LocalModel:
         source: EmbeddedModel | None = None,
         n_threads: int | None = None,
         n_ctx: int | None = None,
+        gpu: GpuUse = "auto",
     ) -> None:
         if path is None and source is None:
             raise ValueError("a local model needs a file or an embedded model to prepare")
@@ -120,8 +122,11 @@ class LocalModel:
         self.source = source
         self.n_threads = n_threads or os.cpu_count() or 1
         self.n_ctx = n_ctx or DEFAULT_N_CTX
+        self.gpu = gpu  # "auto": the graphics card when llama.cpp can use one
         self._llama: Any = None
         self.cpu_guarded = False  # loaded with `llama_cpu.safe_model_params` changes
+        self.device: str | None = None  # "GPU" or "CPU" once loaded (`llama_device`)
+        self.gpu_problem: str | None = None  # why the GPU was tried and not used
         self._load_lock = threading.Lock()
         self._generation_lock = threading.Lock()
         # What the last generation did, for tests and diagnostics.
@@ -141,14 +146,7 @@ class LocalModel:
     def _load_sync(self, progress: Progress | None = None) -> Any:
         with self._load_lock:
             if self._llama is None:
-                try:
-                    from llama_cpp import Llama
-                except ImportError:
-                    raise ModelNotInstalledError(
-                        "llama-cpp-python is not installed, so the embedded model cannot run. "
-                        "Install it with `pip install llama-cpp-python`.",
-                        provider="local",
-                    ) from None
+                llama_class()  # without llama-cpp-python, said before any part is joined
                 if self.path is None:
                     assert self.source is not None
                     self.path = prepare_model(self.source, progress=progress)
@@ -160,27 +158,21 @@ class LocalModel:
                 if progress is not None:
                     progress("loading", 0, 1)
                 try:
-                    with safe_model_params() as guarded:
-                        self._llama = Llama(
-                            model_path=str(self.path),
-                            n_ctx=self.n_ctx,
-                            n_threads=self.n_threads,
-                            verbose=False,
-                        )
+                    loaded = load_on_device(
+                        self.path, self.gpu, n_ctx=self.n_ctx, n_threads=self.n_threads
+                    )
                 except (ValueError, RuntimeError) as exc:
                     raise ModelNotInstalledError(
                         f"The chat model file {self.path} could not be loaded ({exc}). "
                         f"{self._hint()}",
                         provider="local",
                     ) from None
+                self._llama = loaded.llama
+                self.device, self.cpu_guarded = loaded.device, loaded.cpu_guarded
+                self.gpu_problem = loaded.gpu_problem
                 # The reply's grammar checks the likeliest candidates, not all of them.
                 self.grammar_stats = fast_grammar(self._llama)
-                self.cpu_guarded = guarded
-                logger.info(
-                    "Loaded the embedded chat model %s%s",
-                    self.path.name,
-                    " (plain CPU buffers: this llama.cpp has AMX)" if guarded else "",
-                )
+                logger.info("%s", loaded_words(self.path.name, loaded))
             return self._llama
 
     def forget_prefix(self) -> None:
@@ -222,6 +214,9 @@ class LocalModel:
         with self._generation_lock, contextlib.ExitStack() as kept:
             chunks = 0
             stopped = stop.is_set()
+            started = time.perf_counter()
+            held = None
+            first_chunk: float | None = None
             try:
                 if not stopped:
                     llama = self._load_sync()
@@ -231,6 +226,7 @@ class LocalModel:
                         kept.enter_context(stoppable(llama, stop))
                     if ahead:
                         kept.enter_context(batches_of(llama, AHEAD_BATCH))
+                    held = llama.input_ids[: llama.n_tokens].copy()
                     iterator = llama.create_chat_completion(**params, stream=True)
                     try:
                         for chunk in iterator:
@@ -238,6 +234,8 @@ class LocalModel:
                                 stopped = True
                                 break
                             chunks += 1
+                            if first_chunk is None:
+                                first_chunk = time.perf_counter() - started
                             emit(("chunk", chunk))
                     finally:
                         close = getattr(iterator, "close", None)
@@ -249,6 +247,16 @@ class LocalModel:
             finally:
                 self.last_generation_chunks = chunks
                 self.last_generation_stopped = stopped
+                kind = "read ahead" if ahead else "side request" if keep_prefix else "reply"
+                logger.info(
+                    "embedded model %s: %s, first chunk after %s, %d chunks in %.0f ms%s",
+                    kind,
+                    prefix_figure(self._llama, held),
+                    "-" if first_chunk is None else f"{first_chunk * 1000:.0f} ms",
+                    chunks,
+                    (time.perf_counter() - started) * 1000,
+                    ", stopped" if stopped else "",
+                )
 
 
 def _text_of(msg: Msg) -> str:
@@ -294,6 +302,7 @@ class LocalModelClient(ModelClient):
         model_path: str | Path | None = None,
         n_threads: int | None = None,
         n_ctx: int | None = None,
+        gpu: GpuUse = "auto",
     ) -> None:
         self.route = route
         self.provider = route.provider
@@ -310,8 +319,9 @@ class LocalModelClient(ModelClient):
             if path is None:
                 locate_parts(self.embedded)  # a missing package is said now, in words
         self.local_model = LocalModel(
-            path, source=self.embedded, n_threads=n_threads, n_ctx=n_ctx
+            path, source=self.embedded, n_threads=n_threads, n_ctx=n_ctx, gpu=gpu
         )
+        self._gpu_told = False
         self._active: set[threading.Event] = set()
         self._grammars: dict[str, Any] = {}
 
@@ -336,6 +346,13 @@ class LocalModelClient(ModelClient):
                 loop.call_soon_threadsafe(report, what, done, total)
 
         await self.local_model.load(on_loop)
+
+    def drain_notices(self) -> list[str]:
+        # Once: the graphics card failed to load the model, which now runs on the CPU.
+        if self.local_model.gpu_problem is None or self._gpu_told:
+            return []
+        self._gpu_told = True
+        return [self.local_model.gpu_problem]
 
     def estimate_input_tokens(self, request: LLMRequest) -> int:
         # Tools are not offered to the embedded model (see `_params`), so they cost nothing.

@@ -99,3 +99,14 @@ def batches_of(llama: Any, size: int) -> Iterator[None]:
         yield
     finally:
         llama.n_batch = before
+
+
+def prefix_figure(llama: Any, held: Any) -> str:
+    """How much of what the model held before a call it kept (for the log)."""
+    if llama is None or held is None:
+        return "nothing read"
+    now = llama.input_ids[: llama.n_tokens]
+    size = min(len(now), len(held))
+    differs = (now[:size] != held[:size]).nonzero()[0]
+    kept = int(differs[0]) if len(differs) else size
+    return f"kept {kept} of {len(held)} tokens held, {len(now)} now"
