@@ -2,7 +2,7 @@
 rates, by model and language, with and without the names the companion knows.
 
     python bench/bench_asr.py [--models tiny.en,base] [--threads 2] [--runs 5]
-                              [--only latency,wer,names,chinese]
+                              [--only latency,wer,questions,names,chinese]
 
 For each model (int8, `--threads` threads):
 1. latency: speech end → final transcript for a ~3 s espeak-ng utterance, p50/p95
@@ -14,13 +14,18 @@ For each model (int8, `--threads` threads):
      measured from the last chunk to the final event.
 2. wer: every voice and speed of tests/test_speech_wer.py, clean and with white and
    pink noise at 20 and 10 dB SNR, plus clipped and DC-shifted input.
-3. names: twelve sentences holding names (tests/asr_phrases.py), each in one of six
+3. questions: the 12 questions of bench/bench_conversation.py (tests/asr_phrases.py),
+   each in all six of its espeak-ng voices at its speed, clean and with 10 dB white
+   noise: WER (numbers as words: "8" = "eight"), the questions heard wrong in their own
+   voice, and the mean time per utterance. English decoding is the adapter's
+   (`ENGLISH_BEAM_SIZE`; bench/bench_asr_decoding.py compares the set-ups).
+4. names: twelve sentences holding names (tests/asr_phrases.py), each in one of six
    espeak-ng voices, clean and with 10 dB white noise, without and with the known
    names passed as hotwords (`set_known_words`): WER, names heard as written, and
    the mean time per utterance; plus the plain phrases of (2) with the names passed
    (what biasing costs where no name is said).
 Then for the multilingual model:
-4. chinese: 22 Chinese phrases said by espeak-ng's tone-numbered pinyin voice
+5. chinese: 22 Chinese phrases said by espeak-ng's tone-numbered pinyin voice
    (pypinyin), with speech.language = zh and with auto (windows in Chinese):
    character error rate and time per utterance.
 
@@ -44,11 +49,15 @@ from app.speech import SpeechClient, SpeechConfig
 from app.speech.adapters.whisper_local import WhisperLocalAdapter
 from tests.asr_phrases import (
     CHINESE_PHRASES,
+    CONVERSATION_QUESTIONS,
+    CONVERSATION_SPEED,
+    CONVERSATION_VOICES,
     KNOWN_NAMES,
     NAME_SENTENCES,
     NAME_VOICES,
     cer,
     names_heard,
+    question_wer,
     speak_chinese,
 )
 from tests.test_speech_wer import (
@@ -68,7 +77,7 @@ from tests.test_speech_wer import (
 
 UTTERANCE = "Hey, could you open my calendar and tell me about today?"
 TRAILING_SILENCE_S = 0.64
-SECTIONS = ("latency", "wer", "names", "chinese")
+SECTIONS = ("latency", "wer", "questions", "names", "chinese")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -158,6 +167,33 @@ async def wer_table(client: SpeechClient, folder: Path) -> None:
     print(f"  {'condition':<22} {'mean WER':>8} {'worst':>7}")
     for label, scores in table.items():
         print(f"  {label:<22} {statistics.mean(scores):8.3f} {max(scores):7.2f}")
+
+
+async def questions_table(client: SpeechClient, folder: Path) -> None:
+    print(
+        f"\nConversation questions: {len(CONVERSATION_QUESTIONS)} x voices "
+        f"{', '.join(CONVERSATION_VOICES)} at {CONVERSATION_SPEED} wpm"
+    )
+    wrong: list[str] = []
+    for snr in (None, 10.0):
+        scores, times = [], []
+        for i, (text, own) in enumerate(CONVERSATION_QUESTIONS):
+            for j, voice in enumerate(CONVERSATION_VOICES):
+                pcm = synthesize(text, folder, voice=voice, speed=CONVERSATION_SPEED)
+                if snr is not None:
+                    pcm = mix_at_snr(pcm, white_noise(len(pcm) // 2, seed=300 + 10 * i + j), snr)
+                ms, heard = await whole_utterance_ms(client, pcm)
+                times.append(ms)
+                scores.append(question_wer(text, heard))
+                if snr is None and voice == own and scores[-1] > 0:
+                    wrong.append(f"{scores[-1]:.2f} [{voice}] {text!r} -> {heard!r}")
+        print(
+            f"  {snr_label(snr):<8} mean WER {statistics.mean(scores):.3f}; "
+            f"time/utterance mean {statistics.mean(times):.0f} ms, p95 {pct(times, 0.95):.0f} ms"
+        )
+    print(f"  heard wrong in their own voice (clean): {len(wrong)}/{len(CONVERSATION_QUESTIONS)}")
+    for line in wrong:
+        print(f"    {line}")
 
 
 async def names_table(client: SpeechClient, folder: Path) -> None:
@@ -268,6 +304,8 @@ async def main() -> None:
                 await latency(client, folder, args.runs)
             if "wer" in only:
                 await wer_table(client, folder)
+            if "questions" in only:
+                await questions_table(client, folder)
             if "names" in only:
                 await names_table(client, folder)
             if "chinese" in only and not model.endswith(".en"):

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from tests.test_speech_wer import edit_distance, synthesize
+from tests.test_speech_wer import edit_distance, synthesize, words
 
 # Six espeak-ng English voices (accents and a female variant).
 NAME_VOICES = ("en-us", "en-gb", "en+f3", "en-gb-scotland", "en-gb-x-rp", "en-029")
@@ -37,6 +37,27 @@ KNOWN_NAMES: tuple[str, ...] = (
     "Thomas",
     *dict.fromkeys(name for _, names in NAME_SENTENCES for name in names),
 )
+
+# The questions of the spoken conversation bench (bench/bench_conversation.py's SCRIPT,
+# copied: that bench drives the window app), with the voice each is said in there. The
+# voices are those six; `CONVERSATION_VOICES` says each question in every one of them.
+CONVERSATION_QUESTIONS: tuple[tuple[str, str], ...] = (
+    ("Hi! My name is Tomas and I just adopted a kitten called Pepper.", "en-us"),
+    ("What is twelve plus seven?", "en-gb"),
+    ("Can you tell me what time it is right now?", "en-us+f3"),
+    ("I'm a bit nervous about my job interview tomorrow.", "en-us+m3"),
+    ("Do you have any advice to help me calm down?", "en-gb-x-rp"),
+    ("What is eight times six?", "en-us+f2"),
+    ("What day of the week is it today?", "en-gb"),
+    ("I love rainy days, because I can read all afternoon.", "en-us+f3"),
+    ("Do you remember my name?", "en-us"),
+    ("What was my kitten's name again?", "en-us+m3"),
+    ("How much is one hundred minus thirty five?", "en-gb-x-rp"),
+    ("Thank you, that's all for now. Goodbye!", "en-us+f2"),
+)
+CONVERSATION_VOICES = tuple(dict.fromkeys(voice for _, voice in CONVERSATION_QUESTIONS))
+# The speed bench_conversation's espeak-ng speaks at (words per minute).
+CONVERSATION_SPEED = 150
 
 # Everyday Chinese a user says to a companion (no digits: their spoken form is a choice).
 CHINESE_PHRASES = (
@@ -104,3 +125,34 @@ def names_heard(names: tuple[str, ...], heard: str) -> int:
     return sum(
         bool(re.search(rf"\b{re.escape(name)}\b", heard, flags=re.IGNORECASE)) for name in names
     )
+
+
+_ONES = (
+    *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"),
+    *("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen"),
+    *("seventeen", "eighteen", "nineteen"),
+)
+_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+
+
+def number_words(n: int) -> str:
+    """0-999 in words ("35" → "thirty five"); larger numbers stay digits."""
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else " " + _ONES[n % 10])
+    if n < 1000:
+        rest = "" if n % 100 == 0 else " " + number_words(n % 100)
+        return f"{_ONES[n // 100]} hundred{rest}"
+    return str(n)
+
+
+def spoken_numbers(text: str) -> str:
+    """Digits written as words: "100 minus 35" → "one hundred minus thirty five"."""
+    return re.sub(r"\d+", lambda m: f" {number_words(int(m.group()))} ", text)
+
+
+def question_wer(reference: str, heard: str) -> float:
+    """Word error rate with numbers as words on both sides ("8" = "eight")."""
+    ref, hyp = words(spoken_numbers(reference)), words(spoken_numbers(heard))
+    return edit_distance(ref, hyp) / len(ref) if ref else float(bool(hyp))

@@ -318,8 +318,9 @@ async def test_partials_appear_in_chinese_while_the_user_speaks(
 
 # (model, voice, sentence, its names): each misheard without the known names (checked
 # below, so the test keeps meaning something) and heard as written with all of them.
+# (tiny.en with 5 beams already hears "pepper" in the kitten sentence without them.)
 NAMES = (
-    ("tiny.en", "en-us", "I just adopted a kitten called Pepper.", ("Pepper",)),
+    ("tiny.en", "en-us", "Can you remind me to call Anouk tomorrow?", ("Anouk",)),
     ("tiny.en", "en-gb", "My friend Siobhan is coming over on Friday.", ("Siobhan",)),
     ("base", "en-us", "I just adopted a kitten called Pepper.", ("Pepper",)),
 )

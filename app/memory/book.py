@@ -27,7 +27,7 @@ from app.config import MemorySettings
 from app.events import Notice
 from app.llm import Msg, Role
 from app.memory.changes import ChangeLog, Listener
-from app.memory.commands import MemoryCommand, about_user, parse_command
+from app.memory.commands import MemoryCommand, about_user, parse_command, said_in_chinese
 from app.memory.exchange import read_file, write_file
 from app.memory.extraction import (
     MAX_TOKENS,
@@ -59,6 +59,9 @@ FORGOTTEN_HERE = (
     "Earlier in this conversation I asked you to forget something about me. You no "
     "longer know it: do not bring it up again, even though it was said earlier here."
 )
+# After what a command did, when the user gave it in Chinese: the lines above are in
+# English, and the embedded model answered a spoken "别忘了我的猫叫小白" in English.
+ANSWER_IN_CHINESE = "I spoke Chinese: answer me in Chinese (简体中文)."
 
 
 def _user_texts(history: Sequence[Msg], start: int) -> list[str]:
@@ -168,6 +171,8 @@ class LongTermMemory:
             if command is not None:
                 self._command_turn = (conversation, turn)
                 said = self._carry_out(command, conversation, turn)
+                if said_in_chinese(text):
+                    said.append(ANSWER_IN_CHINESE)
                 if command.action == "recall":
                     budget *= 2
             items = self.recall.choose(self._character, text, budget_tokens=budget)

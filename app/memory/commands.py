@@ -52,8 +52,8 @@ _EN_FORGET = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _ZH_LEAD = (
-    r"^(?:(?:嘿|喂|好|好的|那|那么|还有|另外)[，,、\s]*)*(?:请你?|麻烦你|你)?"
-    r"(?:能不能|可不可以|能|可以)?(?:帮我|给我)?"
+    r"^(?:(?:嘿|喂|好|好的|那|那么|还有|另外|对了|嗯|啊|哦|呃)[，,、。.!！\s]*)*"
+    r"(?:请你?|麻烦你|你)?[，,、\s]*(?:能不能|可不可以|能|可以)?(?:帮我|给我)?"
 )
 _ZH_RECALL = re.compile(
     _ZH_LEAD + r"(?:都|还)?(?:记得|记住了|知道|了解)(?:关于)?我(?:的)?(?:什么|哪些|些什么|多少)"
@@ -61,15 +61,17 @@ _ZH_RECALL = re.compile(
 )
 _ZH_FORGET_ALL = re.compile(
     _ZH_LEAD + r"(?:忘掉|忘记|删掉|删除|清空)(?:关于我的)?(?:所有|一切|全部)(?:的)?"
-    r"(?:事|事情|记忆|东西)?(?:吧|。|！|!)*$"
+    r"(?:事|事情|记忆|东西)?(?:吧|[。！!.…~～\s])*$"
 )
 _ZH_REMEMBER = re.compile(
-    _ZH_LEAD + r"(?:记住|记下|记一下|牢记|别忘了|不要忘了|别忘记|不要忘记)[:：,，\s]*(?P<what>.+)$",
+    _ZH_LEAD
+    + r"(?:记住|记下|记一下|牢记|别忘了|不要忘了|别忘记|不要忘记)[:：,，、。.!！\s]*(?P<what>.+)$",
     re.DOTALL,
 )
 _ZH_FORGET = re.compile(
-    _ZH_LEAD + r"(?:忘掉|忘记|别再记得|不要再记得|别记得|不要记得|删掉|删除)[:：,，\s]*(?:关于)?"
-    r"(?P<what>.+?)(?:这件事|的事|吧)?[。！!]*$",
+    _ZH_LEAD
+    + r"(?:忘掉|忘记|别再记得|不要再记得|别记得|不要记得|删掉|删除)[:：,，、。.!！\s]*(?:关于)?"
+    r"(?P<what>.+?)(?:这件事|的事|吧)?[。！!.…~～\s]*$",
     re.DOTALL,
 )
 _QUESTION_END = re.compile(r"[?？]\s*$|[吗呢][?？。]?\s*$")
@@ -83,13 +85,43 @@ _POLITE_END = re.compile(r"(?:好吗|可以吗|行吗|吗)?[?？]\s*$")
 _VAGUE = frozenset({"it", "that", "this", "about it", "about that", "那个", "这个", "它", "了"})
 
 
+# What a recognizer writes around the words: Whisper writes Chinese in simplified or
+# traditional characters as it likes ("別忘了", "記住"), spaces where it heard pauses
+# ("记住 我的猫") and punctuation or quotes before the first word. The command's words
+# are read in either script (this folds the characters of the words above; the rest of
+# what was said is kept as it was written).
+_TRADITIONAL = str.maketrans(
+    "記別刪關於這東還幫給請煩麼嗎們裡裏憶對瞭",
+    "记别删关于这东还帮给请烦么吗们里里忆对了",
+)
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_SPACE_IN_CJK = re.compile(rf"(?<=[{_CJK}，。！？、：；])\s+(?=[{_CJK}，。！？、：；])")
+_LEADING_MARKS = re.compile(r"^[^\w]+")
+
+
 def _subject(what: str) -> str:
-    return what.strip().strip("\"'“”‘’「」").strip().rstrip(".!。！").strip()
+    return what.strip().strip("\"'“”‘’「」").strip().rstrip(".!。！…~～").strip()
+
+
+def heard_as_written(text: str) -> str:
+    """`text` as the command grammar reads it: one space between words, none between
+    Chinese characters, no marks before the first word, the command's characters in
+    simplified script."""
+    said = _SPACE_IN_CJK.sub("", " ".join(text.split()))
+    if re.search(rf"[{_CJK}]", said):
+        said = said.translate(_TRADITIONAL)
+    return _LEADING_MARKS.sub("", said)
+
+
+def said_in_chinese(text: str) -> bool:
+    """Whether `text` is mostly Chinese: more Chinese characters than Latin words ("记住
+    我的猫叫Luna" is; "Remember that my cat is called 小白" is not)."""
+    return len(re.findall(rf"[{_CJK}]", text)) > len(re.findall(r"[^\W\d_]+", text, re.ASCII))
 
 
 def parse_command(text: str) -> MemoryCommand | None:
     """The memory command in `text`, or None when it is not one."""
-    said = " ".join(text.split())
+    said = heard_as_written(text)
     if not said:
         return None
     if _EN_RECALL.match(said) or _ZH_RECALL.search(said):

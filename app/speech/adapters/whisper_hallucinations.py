@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["WhisperSegment", "is_silent", "spoken_text"]
+__all__ = ["WhisperSegment", "is_silent", "spoken_text", "without_prompt"]
 
 # Below this the recording holds no speech at all: digital silence, or a muted mic
 # (-70 dBFS RMS; a quiet room is about -60).
@@ -139,9 +139,54 @@ def _is_hallucination(segment: WhisperSegment) -> bool:
     return _longest_run(words) > (MAX_CJK_REPEATS if cjk else MAX_REPEATS) and len(set(words)) <= 3
 
 
-def spoken_text(segments: Iterable[WhisperSegment]) -> str:
-    """The user's words in Whisper's segments, without what it makes up on silence."""
-    kept = [s.text.strip() for s in segments if not _is_hallucination(s)]
+_NOT_COUNTED = re.compile(r"[\W_]+")
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (characters)."""
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
+
+
+def _echoes(said: str, asked: str) -> bool:
+    """Whether `said` is the prompt `asked`, or most of its start, give or take one
+    character in five ("以下是普通的句子" for "以下是普通话的句子")."""
+    if len(said) * 2 < len(asked):
+        return False
+    lengths = range(max(1, len(said) - 2), min(len(asked), len(said) + 2) + 1)
+    closest = min((_edits(said, asked[:n]) for n in lengths), default=len(said))
+    return closest <= len(asked) // 5
+
+
+def without_prompt(text: str, prompt: str | None) -> str:
+    """`text` without the prompt Whisper was given, written back as if heard: on speech
+    it could not make out, base wrote its Chinese prompt "以下是普通话的句子。" (or its
+    start "以下是普通话的句", or "以下是普通的句子") as the whole transcript, words
+    nobody said."""
+    if not prompt:
+        return text
+    said, asked = _NOT_COUNTED.sub("", text.lower()), _NOT_COUNTED.sub("", prompt.lower())
+    if not said or not asked:
+        return text
+    if _echoes(said, asked):
+        return ""  # the prompt, or most of its start
+    if said.startswith(asked):  # the prompt, then words: only the words
+        counted = 0
+        for at, char in enumerate(text):
+            counted += not _NOT_COUNTED.fullmatch(char)
+            if counted == len(asked):
+                return re.sub(r"^[\W_]+", "", text[at + 1 :])
+    return text
+
+
+def spoken_text(segments: Iterable[WhisperSegment], prompt: str | None = None) -> str:
+    """The user's words in Whisper's segments, without what it makes up on silence or
+    writes back of its `prompt`."""
+    kept = [without_prompt(s.text.strip(), prompt) for s in segments if not _is_hallucination(s)]
     text = _CJK_LOOP.sub(r"\1", " ".join(t for t in kept if t).strip())
     words = _words(text)
     # A whole transcript of stock phrases said over and over ("you you you you") is
