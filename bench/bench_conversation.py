@@ -261,7 +261,7 @@ def run(args: argparse.Namespace, folder: Path) -> list[TurnFigures]:
         desk.pulse.pactl("set-default-source", f"{MIC}.monitor")
         mic, speaker = Recorder(desk, f"{MIC}.monitor"), Recorder(desk, MONITOR)
         try:
-            desk.launch()
+            desk.launch(*(["-vv"] if args.debug else []))
             desk.wait_for_log(r"status line: (Listening|Ready)", MODEL_LOAD_S)
             time.sleep(2.0)
             for number, question in enumerate(SCRIPT[: args.turns]):
@@ -357,8 +357,14 @@ def main() -> int:
     parser.add_argument("--history", type=int, default=0, help="earlier turns to reopen")
     parser.add_argument("--folder", type=Path, default=None, help="keep the run's files here")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    parser.add_argument("--debug", action="store_true", help="the app logs at debug level")
     args = parser.parse_args()
+    import signal
     import tempfile
+
+    # Stopped from outside (kill, a CI timeout): leave through the desktop's cleanup, so
+    # no app, X server or sound server is left running behind the bench.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     with tempfile.TemporaryDirectory(prefix="bench-conversation-") as tmp:
         folder = args.folder or Path(tmp)

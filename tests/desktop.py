@@ -121,7 +121,7 @@ class Desktop:
     @property
     def env(self) -> dict[str, str]:
         """A newcomer's environment: nothing of the machine's own profile or sound."""
-        keep = ("PATH", "LANG", "LC_ALL", "TZ", "TERM")
+        keep = ("PATH", "LANG", "LC_ALL", "TZ", "TERM", "OMP_WAIT_POLICY")
         env = {k: v for k, v in os.environ.items() if k in keep}
         env.update(
             HOME=str(self.home),

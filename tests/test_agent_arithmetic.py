@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from app.agent.arithmetic import asked_sums, sum_line
+from app.agent.arithmetic import asked_sums, misheard_sum, said_sums, sum_line
 
 
 def value_of(text: str) -> Fraction | None:
@@ -88,20 +88,52 @@ def test_what_is_no_sum_asked_gets_none(text: str) -> None:
     assert asked_sums(text) == []
 
 
-def test_the_line_says_each_sum_with_its_answer_in_the_words_language() -> None:
+def test_the_line_gives_the_sentence_that_answers_each_sum_in_the_words_language() -> None:
     line = sum_line(asked_sums("what is 12 plus 7 and 6 times 7"))
-    assert "12 + 7 = 19" in line and "6 × 7 = 42" in line
+    assert '"[neutral] 12 plus 7 is 19, and 6 times 7 is 42."' in line
     assert line.startswith("(") and line.endswith(")") and "\n" not in line
     chinese = sum_line(asked_sums("十二加七等于多少？"), chinese=True)
-    assert "12 + 7 = 19" in chinese and "答案" in chinese
+    assert "“[neutral] 12加7等于19。”" in chinese
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [  # one form however the sum is said: digits for numbers, words for operations
+        ("what is twelve plus seven", "12 plus 7 is 19."),
+        ("How much is one hundred minus thirty five?", "100 minus 35 is 65."),
+        ("how much is a hundred minus thirty-five", "100 minus 35 is 65."),
+        ("what's 12 times 3", "12 times 3 is 36."),
+        ("What is 8 time 6?", "8 times 6 is 48."),  # "times" as whisper writes it
+        ("what is eight multiplied by six", "8 times 6 is 48."),
+        ("What is 7 divided by 2?", "7 divided by 2 is 3.5."),
+        ("what is 10 divided by 3", "10 divided by 3 is about 3.3333."),
+    ],
+)
+def test_every_way_of_asking_a_sum_is_answered_in_one_form(text: str, said: str) -> None:
+    assert said_sums(asked_sums(text)) == said
+    assert f'"[neutral] {said}"' in sum_line(asked_sums(text))
 
 
 def test_a_division_by_zero_and_an_endless_decimal_are_said_as_such() -> None:
     assert value_of("what is 5 divided by 0") is None
     assert "no answer" in sum_line(asked_sums("what is 5 divided by 0"))
     line = sum_line(asked_sums("what is 10 divided by 3"))
-    assert "3.3333" in line and "rounded" in line
-    assert "= 3.5." in sum_line(asked_sums("what is 7 divided by 2"))
+    assert "3.3333" in line and "about" in line
+    assert "is 3.5." in sum_line(asked_sums("what is 7 divided by 2"))
+
+
+@pytest.mark.parametrize(
+    "text", ["What is it? Time six.", "what is seven plush two", "how much is nine tines four"]
+)
+def test_a_sum_misheard_by_speech_recognition_is_told_apart(text: str) -> None:
+    assert asked_sums(text) == [] and misheard_sum(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["What time is it?", "Have a good time!", "I have time for six things.", "Hello"]
+)
+def test_words_with_no_sum_in_them_are_not_a_misheard_sum(text: str) -> None:
+    assert not misheard_sum(text)
 
 
 def test_huge_numbers_are_not_small_sums_and_many_sums_are_capped() -> None:

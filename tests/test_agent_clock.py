@@ -15,6 +15,10 @@ from app.llm import Msg
 
 MOMENT = datetime(2026, 12, 3, 16, 5).astimezone()  # a Thursday afternoon
 
+
+def chinese(text: str) -> bool:
+    return re.search(r"[\u4e00-\u9fff]", text) is not None
+
 TIME_QUESTIONS = [
     "What time is it?",
     "what time is it",
@@ -70,11 +74,12 @@ NOT_ASKED = [
 def test_every_way_of_asking_the_time_gets_the_time_to_answer(text: str) -> None:
     assert "time" in asked_about_time(text)
     note = turn_note(MOMENT, text)
-    assert note.startswith(time_note(MOMENT)[:-1])  # the usual note, then the answer
+    assert note.startswith(time_note(MOMENT, chinese(text))[:-1])  # the usual note, then the answer
     if not chinese(text):
-        assert "tell me it is 4:05 p.m." in note
+        assert 'Answer me with: "[neutral] It\'s 4:05 p.m."' in note
     else:
-        assert "下午4点05分" in note
+        assert "“[neutral] 现在是下午4点05分。”" in note
+    assert "16:05" not in note  # one form of the hour: never "16:05 p.m."
 
 
 @pytest.mark.parametrize("text", DATE_QUESTIONS)
@@ -82,14 +87,14 @@ def test_every_way_of_asking_the_date_gets_the_date_to_answer(text: str) -> None
     assert "date" in asked_about_time(text)
     note = turn_note(MOMENT, text)
     if not chinese(text):
-        assert "tell me today is Thursday 3 December 2026" in note
+        assert "It's Thursday, 3 December 2026." in note
     else:
         assert "2026年12月3日，星期四" in note
 
 
 def test_the_part_of_the_day_is_said_when_asked() -> None:
     note = turn_note(MOMENT, "Is it morning, afternoon or evening now?")
-    assert "it is afternoon now" in note
+    assert "It's afternoon now, 4:05 p.m." in note
     night = datetime(2026, 12, 3, 23, 30).astimezone()
     assert "night" in turn_note(night, "is it evening or night")
     both = turn_note(MOMENT, "现在几点了，今天几号？")
@@ -99,16 +104,18 @@ def test_the_part_of_the_day_is_said_when_asked() -> None:
 @pytest.mark.parametrize("text", NOT_ASKED)
 def test_words_that_ask_neither_get_the_short_note_only(text: str) -> None:
     assert asked_about_time(text) == set()
-    assert turn_note(MOMENT, text) == time_note(MOMENT)
+    first, *more = turn_note(MOMENT, text).split("\n")
+    assert first == time_note(MOMENT, chinese(text))
+    assert all("How I feel:" in line or "我的心情" in line for line in more)  # no answer
 
 
 def test_a_sum_asked_is_given_worked_out_after_the_time() -> None:
     note = turn_note(MOMENT, "how much is a hundred minus thirty-five")
     first, second = note.split("\n")
     assert first == time_note(MOMENT)
-    assert "100 − 35 = 65" in second
+    assert 'Answer me with: "[neutral] 100 minus 35 is 65."' in second
     chinese = turn_note(MOMENT, "十二加七等于多少？")
-    assert "12 + 7 = 19" in chinese.split("\n")[1] and "答案" in chinese
+    assert "“[neutral] 12加7等于19。”" in chinese.split("\n")[1]
 
 
 def test_only_the_new_message_carries_the_answer_and_the_stored_one_is_as_said() -> None:
@@ -116,5 +123,27 @@ def test_only_the_new_message_carries_the_answer_and_the_stored_one_is_as_said()
     notes = TimeNotes()
     [noted] = notes.noted([asked])
     assert noted.text.startswith("what is 12 times 3\n\n(Local time")
-    assert "12 × 3 = 36" in noted.text and asked.text == "what is 12 times 3"
+    assert "12 times 3 is 36." in noted.text and asked.text == "what is 12 times 3"
     assert notes.noted([asked])[0] is noted  # made once: token estimates stay cached
+
+
+def test_a_sum_speech_recognition_misheard_is_asked_back_not_answered_with_the_time() -> None:
+    note = turn_note(MOMENT, "What is it? Time six.")
+    assert 'Answer me with: "[thinking] Sorry, I didn\'t catch that.' in note
+    assert "4:05" not in note.split("\n", 1)[1]
+
+
+@pytest.mark.parametrize(
+    "words, chinese",
+    [("你会唱歌吗？", True), ("我今天很累。", True), ("Can you sing?", False), ("How are you?", False)],
+)
+def test_the_time_note_is_in_the_language_of_the_words(words: str, chinese: bool) -> None:
+    # an English note after Chinese words made the embedded model answer in English
+    first = turn_note(MOMENT, words).splitlines()[0]
+    han = sum("\u4e00" <= c <= "\u9fff" for c in first)
+    latin = sum(c.isascii() and c.isalpha() for c in first)
+    assert (han > latin) is chinese, first
+    assert first == time_note(MOMENT, chinese)
+    if chinese:
+        local = MOMENT.astimezone()
+        assert f"{local.year}年{local.month}月{local.day}日" in first and "星期" in first

@@ -4,8 +4,9 @@ A 1.5B model gets "twelve plus seven" right most of the time and "a hundred minu
 thirty-five" wrong often enough; the app counts exactly. `asked_sums` finds the sums a
 message asks (in digits or words, English or Chinese: "what is twelve plus seven",
 "what's 12 times 3", "how much is a hundred minus thirty-five", "十二加七等于多少") and
-`sum_line` writes the answer as a short line the model reads after the user's words,
-as the time is given (`app.agent.clock`). Nothing is evaluated as code: the words are
+`sum_line` writes the sentence that answers it ("12 plus 7 is 19.", digits and words
+the same way every time) as a short line the model reads after the user's words, as
+the time is given (`app.agent.clock`). Nothing is evaluated as code: the words are
 parsed into numbers and the four operations (and "percent of", "squared"), in exact
 fractions, with the usual precedence.
 
@@ -20,7 +21,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["Sum", "asked_sums", "numbers_in", "sum_line"]
+__all__ = ["Sum", "asked_sums", "misheard_sum", "numbers_in", "said_sum", "said_sums", "sum_line"]
 
 _SMALL = {
     "zero": 0, "nought": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
@@ -45,7 +46,7 @@ _CHINESE_NUMERAL = "".join([*_CHINESE_DIGITS, *_CHINESE_UNITS, *_CHINESE_SECTION
 _INFIX: list[tuple[tuple[str, ...], str]] = [
     (("multiplied", "by"), "*"), (("divided", "by"), "/"), (("take", "away"), "-"),
     (("added", "to"), "+"), (("plus",), "+"), (("+",), "+"), (("minus",), "-"),
-    (("-",), "-"), (("times",), "*"), (("x",), "*"), (("×",), "*"), (("*",), "*"),
+    (("-",), "-"), (("times",), "*"), (("time",), "*"), (("x",), "*"), (("×",), "*"), (("*",), "*"),
     (("over",), "/"), (("/",), "/"), (("÷",), "/"),
     (("加", "上"), "+"), (("加",), "+"), (("减", "去"), "-"), (("减",), "-"),
     (("乘", "以"), "*"), (("乘",), "*"), (("除", "以"), "/"),
@@ -106,22 +107,48 @@ def show(value: Fraction) -> str:
     return sign + f"{float(value):.4f}".rstrip("0") + "…"
 
 
-def sum_line(sums: list[Sum], *, chinese: bool = False) -> str:
-    """The line the model reads after the user's words: each sum with its answer."""
-    worked = []
-    for item in sums:
-        if item.value is None:
-            worked.append(
-                f"{item.written()} 无解（不能除以零）" if chinese
-                else f"{item.written()} has no answer (nothing can be divided by zero)"
-            )
-            continue
-        answer = show(item.value)
-        rounded = ("（约等于）" if chinese else " (rounded)") if answer.endswith("…") else ""
-        worked.append(f"{item.written()} = {answer.rstrip('…')}{rounded}")
+_SAID = {"+": "plus", "-": "minus", "*": "times", "/": "divided by"}
+_SAID_ZH = {"+": "加", "-": "减", "*": "乘以", "/": "除以"}
+
+
+def said_sum(item: Sum, *, chinese: bool = False) -> str:
+    """The sum and its answer as one spoken clause, numbers in digits and the operations
+    in words: "100 minus 35 is 65", "10 divided by 3 is about 3.3333", "12加7等于19"."""
+    words = _SAID_ZH if chinese else _SAID
+    parts = [show(item.numbers[0])]
+    for op, number in zip(item.ops, item.numbers[1:], strict=True):
+        parts.append(f"{words[op]}{show(number)}" if chinese else f" {words[op]} {show(number)}")
+    asked = "".join(parts)
+    if item.value is None:
+        if chinese:
+            return f"{asked}没有答案，不能除以零"
+        return f"{asked} has no answer, since nothing can be divided by zero"
+    answer = show(item.value)
+    about = answer.endswith("…")
+    answer = answer.rstrip("…")
     if chinese:
-        return f"（应用已经算好，答案准确：{'；'.join(worked)}。）"
-    return f"(Worked out exactly by the app, use it in your answer: {'; '.join(worked)}.)"
+        return f"{asked}{'约等于' if about else '等于'}{answer}"
+    return f"{asked} is {'about ' if about else ''}{answer}"
+
+
+def said_sums(sums: list[Sum], *, chinese: bool = False) -> str:
+    """The sentence that answers `sums`: "12 plus 7 is 19." (one reply, said as is)."""
+    clauses = [said_sum(item, chinese=chinese) for item in sums]
+    if chinese:
+        return "，".join(clauses) + "。"
+    text = clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + f", and {clauses[-1]}"
+    return text[0].upper() + text[1:] + "."
+
+
+def sum_line(sums: list[Sum], *, chinese: bool = False) -> str:
+    """The line the model reads after the user's words: the sentence that answers the
+    sums, worked out exactly, to say as it is (a 1.5B model given only "12 + 7 = 19"
+    answers "12 plus 7 equals 19" one time and "100 minus thirty five equals sixty-five"
+    the next; given the sentence, it says the sentence)."""
+    said = said_sums(sums, chinese=chinese)
+    if chinese:
+        return f"（应用已经准确算好。这样回答我：“[neutral] {said}”）"
+    return f'(The app worked it out exactly. Answer me with: "[neutral] {said}")'
 
 
 def _normal(text: str) -> str:
@@ -316,6 +343,27 @@ def asked_sums(text: str, limit: int = 3) -> list[Sum]:
     inside = {k for _, start, end in found for k in range(start, end)}
     rest = [t for k, t in enumerate(tokens) if k not in inside and t not in _FILLER]
     return sums if not rest else []  # nothing but the sum ("twelve plus seven")
+
+
+# What speech recognition writes for an operator it mishears ("eight times six" heard
+# as "what is it? time six"; "plus" as "plush" ...).
+_MISHEARD_OPS = frozenset(
+    ["time", "tines", "ties", "tyms", "plush", "plots", "pluss", "plass", "minas", "mines",
+     "decided"]
+)  # fmt: skip
+
+
+def misheard_sum(text: str) -> bool:
+    """Whether `text` asks something with a number and a word that sounds like an
+    operator but makes no sum ("What is it? Time six."): probably a sum misheard."""
+    tokens = _tokens(text)
+    if asked_sums(text) or not _ASKS.search(_normal(text)):
+        return False
+    near = [i for i, token in enumerate(tokens) if token in _MISHEARD_OPS]
+    return any(
+        _number(tokens, k) is not None
+        for i in near for k in (i - 1, i + 1) if 0 <= k < len(tokens)
+    )
 
 
 def numbers_in(text: str) -> list[Fraction]:

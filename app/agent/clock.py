@@ -9,10 +9,15 @@ given a note in each one starts writing notes of its own, and apologising for th
 A 1.5B model given only the time may still not answer with it when asked (a memory
 note in front of the words, a question worded as speech recognition writes it: "can you
 tell me what time it is right now"). So when the words ask the time, the date, the day
-or the part of the day (`asked_about_time`, English and Chinese), the note says what to
-answer; and a sum the words ask is worked out by the app and given in the same note
-(`app.agent.arithmetic`). Those lines are only there when asked: the note the model
-reads at the turn stays short otherwise.
+or the part of the day (`asked_about_time`, English and Chinese), the note gives the
+sentence to answer with, said to the user in one form ("It's 7:08 p.m.": given the time
+two ways, the model said "I'm currently 19:08 p.m."); a sum the words ask is worked out
+by the app and given the same way (`app.agent.arithmetic`); what they told earlier in
+the conversation, when they ask for it (`app.agent.told_before`); the face that answers
+a feeling they say (`app.agent.feelings`: a 1.5B model answered a nervous user with
+`[anger]`); and, for a sum speech recognition misheard ("What is it? Time six."), to
+ask back. Those lines are only there when called for: the note the model reads at the
+turn stays short otherwise.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from app.agent.arithmetic import asked_sums, sum_line
+from app.agent.arithmetic import asked_sums, misheard_sum, sum_line
+from app.agent.feelings import feeling_in, feeling_line
+from app.agent.told_before import asks_recall, recall_line, telling_line
 from app.llm import Msg, Role, TextBlock
 
-__all__ = ["TimeNotes", "asked_about_time", "time_note", "turn_note"]
+__all__ = ["TimeNotes", "asked_about_time", "time_answer", "time_note", "turn_note"]
 
 _CACHE_LIMIT = 20_000
 
@@ -66,15 +73,25 @@ def asked_about_time(text: str) -> set[str]:
     return {kind for kind, pattern in _ASKED.items() if pattern.search(low)}
 
 
-def time_note(moment: datetime) -> str:
-    """`moment` in the computer's time zone, as the model reads it."""
+def _clock(local: datetime) -> str:
+    """The hour as it is said: "7:08 p.m." (never "19:08 p.m.")."""
+    return f"{local.hour % 12 or 12}:{local:%M} {'a.m.' if local.hour < 12 else 'p.m.'}"
+
+
+def time_note(moment: datetime, chinese: bool = False) -> str:
+    """`moment` in the computer's time zone, as the model reads it: one form of the hour
+    only (given "19:08 (7:08 p.m.)", a 1.5B model said "19:08 p.m."), in the language
+    of the words it follows (after Chinese words an English note made the embedded
+    model answer "你会唱歌吗？" in English, 5 runs of 7; in Chinese it answered in Chinese)."""
     local = moment.astimezone()
-    hour12 = local.hour % 12 or 12
-    half = "a.m." if local.hour < 12 else "p.m."
-    return (
-        f"(Local time when I said this: {local:%H:%M} ({hour12}:{local:%M} {half}), "
-        f"{local:%A} {local.day} {local:%B %Y}.)"
-    )
+    if chinese:
+        hour12 = local.hour % 12 or 12
+        weekday = _WEEKDAYS_ZH[local.weekday()]
+        return (
+            f"（我说这句话时的本地时间：{local.year}年{local.month}月{local.day}日 星期{weekday} "
+            f"{_part_of_day(local.hour, True)}{hour12}:{local:%M}。）"
+        )
+    return f"(Local time when I said this: {_clock(local)}, {local:%A} {local.day} {local:%B %Y}.)"
 
 
 def _part_of_day(hour: int, chinese: bool) -> str:
@@ -89,43 +106,82 @@ def _part_of_day(hour: int, chinese: bool) -> str:
     )
 
 
-def _answer(moment: datetime, asked: set[str], chinese: bool) -> str:
-    """What to answer, in the words' language, for what they asked of the time."""
+def time_answer(moment: datetime, asked: set[str], chinese: bool = False) -> str:
+    """The sentence that answers what the words asked of the time, said to the one who
+    asked: "It's 7:08 p.m.", "It's Thursday, 3 December 2026.", "现在是晚上7点08分。"."""
     local = moment.astimezone()
     hour12 = local.hour % 12 or 12
     if chinese:
         said = []
-        clock = f"{_part_of_day(local.hour, True)}{hour12}点{local.minute:02d}分"
         if "date" in asked:
             weekday = _WEEKDAYS_ZH[local.weekday()]
             said.append(f"今天是{local.year}年{local.month}月{local.day}日，星期{weekday}")
         if "time" in asked or "part" in asked:
-            said.append(f"现在是{clock}（{local:%H:%M}）")
-        return f"我在问这个，这样回答我：{'，'.join(said)}。"
-    half = "a.m." if local.hour < 12 else "p.m."
+            said.append(f"现在是{_part_of_day(local.hour, True)}{hour12}点{local.minute:02d}分")
+        return "，".join(said) + "。"
+    day = f"{local:%A}, {local.day} {local:%B %Y}"
+    if "time" in asked and "date" in asked:
+        return f"It's {_clock(local)} on {day}."
     said = []
     if "time" in asked:
-        said.append(f"it is {hour12}:{local:%M} {half}")
+        said.append(_sentence(f"It's {_clock(local)}"))
+    elif "part" in asked:
+        said.append(_sentence(f"It's {_part_of_day(local.hour, False)} now, {_clock(local)}"))
     if "date" in asked:
-        said.append(f"today is {local:%A} {local.day} {local:%B %Y}")
-    if "part" in asked:
-        said.append(f"it is {_part_of_day(local.hour, False)} now")
-    return f"I am asking you this: tell me {' and '.join(said).rstrip('.')}."
+        said.append(f"It's {day}.")
+    return " ".join(said)
 
 
-def turn_note(moment: datetime, text: str) -> str:
-    """The note after the new message's words `text`, said at `moment`: the local time;
-    what to answer when the words ask the time or the date; the sums they ask, worked
-    out."""
+def _answer_line(answer: str, chinese: bool) -> str:
+    if chinese:
+        return f"（我在问时间。这样回答我：“[neutral] {answer}”）"
+    return f'(I am asking you this. Answer me with: "[neutral] {answer}")'
+
+
+# Speech recognition mishears: "what is eight times six" came as "What is it? Time six."
+# and was answered with the time; told only that it "may" have misheard, the model still
+# answered with the time. Given the sentence, it asks back.
+MISHEARD = (
+    "(You heard my words wrong: they ask nothing you can answer. Answer me with: "
+    '"[thinking] Sorry, I didn\'t catch that. Could you say it again?")'
+)
+MISHEARD_ZH = (
+    "（你听错了我的话，这句话没法回答。这样回答我："
+    "“[thinking] 抱歉，我没听清楚，你能再说一遍吗？”）"
+)
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def turn_note(moment: datetime, text: str, earlier: Sequence[str] = ()) -> str:
+    """The note after the new message's words `text`, said at `moment` (after the user's
+    `earlier` messages in this conversation, oldest first): the local time, then only
+    what the words call for, each on its own line: the sentence that answers the time
+    or the date they ask; the sentence that answers the sums they ask, worked out; what
+    they told before, when they ask for it (`app.agent.told_before`); the face that
+    answers the feeling they say (`app.agent.feelings`)."""
     chinese = bool(re.search(r"[\u4e00-\u9fff]", text))
-    note = time_note(moment)
+    lines = [time_note(moment, chinese)]
     asked = asked_about_time(text)
     if asked:
-        note = f"{note[:-1]} {_answer(moment, asked, chinese)})"
+        lines.append(_answer_line(time_answer(moment, asked, chinese), chinese))
     sums = asked_sums(text)
     if sums:
-        note = f"{note}\n{sum_line(sums, chinese=chinese)}"
-    return note
+        lines.append(sum_line(sums, chinese=chinese))
+    if asked or sums:
+        return "\n".join(lines)
+    feeling = feeling_in(text)
+    if asks_recall(text):
+        lines.append(recall_line(text, earlier, chinese=chinese))
+    elif misheard_sum(text):
+        lines.append(MISHEARD_ZH if chinese else MISHEARD)
+    elif feeling is None and (telling := telling_line(text, chinese=chinese)):
+        lines.append(telling)  # its cheerful "Oh, ...!" is not for a sad or worried user
+    if feeling is not None:
+        lines.append(feeling_line(feeling, chinese=chinese))
+    return "\n".join(lines)
 
 
 @dataclass(slots=True)
@@ -135,10 +191,17 @@ class TimeNotes:
 
     _noted: dict[int, tuple[Msg, Msg]] = field(default_factory=dict)
 
-    def noted(self, messages: Sequence[Msg]) -> list[Msg]:
-        return [self._note(msg) for msg in messages]
+    def noted(
+        self, messages: Sequence[Msg], earlier: Sequence[Msg] = (), memory: str = ""
+    ) -> list[Msg]:
+        """`messages` (a turn's), each user message with its note; `earlier` is the
+        conversation before them and `memory` the long-term memory's note of the turn
+        (what the user told in either can be asked back)."""
+        said = [memory] if memory else []
+        said += [m.text for m in earlier if m.role == Role.USER and not m.tool_results]
+        return [self._note(msg, said) for msg in messages]
 
-    def _note(self, msg: Msg) -> Msg:
+    def _note(self, msg: Msg, said: list[str]) -> Msg:
         if msg.role != Role.USER or msg.tool_results:
             return msg
         cached = self._noted.get(id(msg))
@@ -146,7 +209,7 @@ class TimeNotes:
             return cached[1]
         if len(self._noted) > _CACHE_LIMIT:
             self._noted.clear()
-        note = turn_note(msg.timestamp, msg.text)
+        note = turn_note(msg.timestamp, msg.text, said)
         if isinstance(msg.content, str):
             content: str | list = f"{msg.content}\n\n{note}" if msg.content else note
         else:

@@ -210,7 +210,7 @@ class AgentCore:
         if self.time_notes:
             # In the new user message, not the system prompt: the prompt's beginning
             # stays the same from turn to turn, so a local model reuses what it read.
-            turn = self._clock.noted(turn)
+            turn = self._clock.noted(turn, history, note)  # what was told can be asked back
         if not self.chat_supports_vision:
             have = self.vision is not None
             history = images_as_text(history, have_summarizer=have)

@@ -35,9 +35,11 @@ def without_notes(text: str) -> str:
 
 # The memory's note is written in the user's own words ("My cat is Nori", never "the
 # user": a small model that reads "the user" in the user's message takes it for a third
-# person and answers about "the user"). Every note starts the same way (the model can
-# read that start ahead of the turn), with what it is and to whom the reply speaks:
-IN_MESSAGE_OPEN = 'Notes for you first, then my message. Answer me as "you".'
+# person and answers about "the user"). Not called "notes" either (with 300 memories a
+# small model answered about "the notes you provided"). Every note starts the same way
+# (the model can read that start ahead of the turn), with what it is and to whom the
+# reply speaks:
+IN_MESSAGE_OPEN = 'First what you remember about me, then my message. Answer me as "you".'
 
 
 def memory_note_start(note: str) -> str:

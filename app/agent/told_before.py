@@ -1,0 +1,170 @@
+"""What the user told earlier in the conversation, said back when they ask for it.
+
+Asked "Do you remember my name?" eight turns after "Hi, my name is Tomas", a 1.5B
+model answers "Yes, I remember your name." without the name: the words are in its
+context, but far back. So when the words ask for something the user told
+(`asks_recall`: "do you remember my name", "what's my cat called", "where do I work",
+"what was my kitten's name again", "我叫什么名字"), the app finds it in their earlier
+messages (`told_facts`: a name, a pet or person called something, where they work or
+live, "my X is Y") and the note after the words (`app.agent.clock`) gives the sentence
+that says it back ("Your name is Tomas."). The facts that match the question's words
+come first; a misheard question ("what was my kid today again") gets them all. When
+nothing was told in this conversation, the note says to use what the long-term memory
+holds or to say it is not known: never "yes, I remember" alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["Fact", "asks_recall", "recall_line", "telling_line", "told_facts"]
+
+_ASKS = re.compile(
+    r"\b(?:do|did|can|could) you (?:still |even )?(?:remember|recall|know)\b"
+    r"|\byou (?:still |even )?remember\b|\bremember (?:what|where|who|when) i\b|\bremind me\b"
+    r"|\bwhat (?:is|was|were|are) my\b|\bwhats my\b|\bwho (?:is|was) my\b"
+    r"|\bwhat did i (?:say|tell|call|name)\b|\bwhat (?:is|was)? ?my \w+(?:s)? (?:name|called)\b"
+    r"|\bwhere do i (?:work|live|come from|study)\b|\bwhat do i do\b|\bwho am i\b"
+    r"|\bhow old am i\b|\bwhat(?:s| is) my name\b"
+    r"|还记得|记得我|我叫什么|我的.{1,6}叫什么|我在哪.{0,3}(?:工作|住|上班)"
+)
+_NAME_WORD = r"[A-Z][\w'-]*|[\u4e00-\u9fff]{1,4}"
+_NOT_IS = r"(?!is\b|was\b)"
+_PLACE = r"[^.,;!?，。！？]{2,40}"
+# (pattern, the answer's template, the words a question names it by)
+_FACTS: list[tuple[str, str, tuple[str, ...]]] = [
+    (rf"\bmy name is ({_NAME_WORD})|\bcall me ({_NAME_WORD})|\bi'?m called ({_NAME_WORD})",
+     "Your name is {0}.", ("name", "who", "called", "call")),
+    (rf"\b(?:a|an|my|our) ((?:{_NOT_IS}[a-z]+ ){{0,2}}{_NOT_IS}[a-z]+)(?: is| was)? "
+     rf"(?:called|named) ({_NAME_WORD})",
+     "Your {0} is called {1}.", ("name", "called", "named")),
+    (rf"\bmy ([a-z]+)(?:'s| is) name is ({_NAME_WORD})",
+     "Your {0} is called {1}.", ("name", "called", "named")),
+    (rf"\bi work (at|for|in|as) ({_PLACE})",
+     "You work {0} {1}.", ("work", "job", "working", "office", "company")),
+    (rf"\bi live in ({_PLACE})", "You live in {0}.", ("live", "home", "city")),
+    (rf"\bi(?: a|')?m from ({_PLACE})|\bi come from ({_PLACE})",
+     "You're from {0}.", ("from", "come", "country")),
+    (r"\bi(?: a|')?m (\d{1,3}) years? old\b", "You're {0} years old.", ("old", "age")),
+    (r"我叫([\u4e00-\u9fff]{1,4}?)(?:[，。！,.!\s]|$)", "你叫{0}。", ("名字", "叫")),
+    (r"我的([\u4e00-\u9fff]{1,3})叫([\u4e00-\u9fff]{1,4}?)(?:[，。！,.!\s]|$)",
+     "你的{0}叫{1}。", ("名字", "叫")),
+    (r"我在([\u4e00-\u9fff]{2,10}?)(?:工作|上班)", "你在{0}工作。", ("工作", "上班")),
+]
+_PATTERNS = [(re.compile(p, re.IGNORECASE), t, a) for p, t, a in _FACTS]
+_PETS = ("cat", "kitten", "kitty", "dog", "puppy", "pet", "bird", "rabbit", "hamster", "fish")
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One thing the user told: the sentence that says it back, what it is about as
+    they named it (`nouns`: "kitten"), and the words a question about it would use
+    (`about`: "cat", "pet", "name" ...)."""
+
+    answer: str
+    nouns: frozenset[str]
+    about: frozenset[str]
+
+    @property
+    def own_name(self) -> bool:
+        return self.answer.startswith(("Your name", "你叫"))
+
+
+def _your(text: str) -> str:
+    """`text` said back to the one who said it: "my" -> "your"."""
+    swaps = {"my": "your", "our": "your", "me": "you", "i": "you", "am": "are"}
+    return re.sub(
+        r"\b(my|our|me|i|am)\b", lambda m: swaps[m[1].lower()], text.strip(), flags=re.I
+    )
+
+
+def asks_recall(text: str) -> bool:
+    """Whether `text` asks for something the user told before."""
+    low = re.sub(r"\s+", " ", text.lower().replace("’", "'").replace("what's", "what is"))
+    return bool(_ASKS.search(low.replace("'", "")))
+
+
+def told_facts(said: Iterable[str]) -> list[Fact]:
+    """The facts in the user's messages `said` (oldest first), the latest of each kind
+    (a name said twice: the second)."""
+    found: dict[str, Fact] = {}
+    for message in said:
+        text = message.replace("’", "'")
+        for pattern, template, about in _PATTERNS:
+            for match in pattern.finditer(text):
+                parts = [_your(g) for g in match.groups() if g]
+                if "called" in template or "name is" in template:  # a name: capitalised
+                    parts[-1] = parts[-1][:1].upper() + parts[-1][1:]
+                answer = template.format(*parts)
+                nouns = {w for part in parts[:-1] for w in part.lower().split()}
+                words = set(about) | nouns
+                if words & set(_PETS):
+                    words |= set(_PETS)
+                key = template.split("{")[0] + (parts[0] if len(parts) > 1 else "")
+                found.pop(key, None)
+                found[key] = Fact(answer, frozenset(nouns), frozenset(words))
+    return list(found.values())
+
+
+_NAMING = frozenset({"name", "called", "named", "call", "名字", "叫"})
+
+
+def _matching(question: str, facts: list[Fact]) -> list[Fact]:
+    """The facts `question` asks about: those it names as they were told ("my kitten"),
+    else those of its kind ("my cat" for a kitten), else the user's own name when it
+    asks a name, else all (a misheard question: "what was my kid today again")."""
+    low = question.lower().replace("’", "'").replace("'s", " ")
+    words = set(re.findall(r"[a-z]+", low))
+    words |= {w for f in facts for w in f.about if not w.isascii() and w in question}
+    for chosen in (
+        [fact for fact in facts if fact.nouns & words],
+        [fact for fact in facts if fact.about & (words - _NAMING)],
+    ):
+        if chosen:
+            return chosen
+    own = re.search(r"\bmy name\b|\bwho am i\b|\bwhat do you call me\b|我叫", low)
+    if own or (words & _NAMING and not re.search(r"\bmy \w+ (?:name|called)\b", low)):
+        return [fact for fact in facts if fact.own_name] or facts
+    return facts
+
+
+def recall_line(question: str, said: Iterable[str], *, chinese: bool = False) -> str:
+    """The note's line for `question`, which asks what the user told in their earlier
+    messages `said` (oldest first): the sentence to say it back with."""
+    facts = _matching(question, told_facts(said))[-3:]
+    if facts:
+        answer = " ".join(fact.answer for fact in facts)
+        if chinese:
+            return f"（我在问我告诉过你的事。这样回答我：“[joy] {answer}”）"
+        return f'(I am asking what I told you before. Answer me with: "[joy] Of course! {answer}")'
+    if chinese:
+        return "（我在问我告诉过你的事：你知道就直接说出来；不知道就说不知道，再问我。）"
+    return (
+        "(I am asking what I told you before: if you know it, say it in words; "
+        "if you don't, say so and ask me.)"
+    )
+
+
+def telling_line(text: str, *, chinese: bool = False) -> str:
+    """The note's line when `text` tells something about the user ("I work at a
+    bakery"): a 1.5B model answered it with the user's own words, "I work at a bakery
+    in the old town." ("" when it tells nothing)."""
+    facts = told_facts([text])
+    if not facts:
+        return ""
+    names = [fact.answer for fact in facts if fact.own_name]
+    if names:  # a greeting: "Hi, my name is Tomas and I just adopted a kitten ..."
+        name = names[-1].removeprefix("Your name is ").removeprefix("你叫").rstrip(".。")
+        if chinese:
+            return f"（我在告诉你我的事。回答以这句开头：“[joy] 你好，{name}，很高兴认识你！”）"
+        hello = f"[joy] Hi {name}, nice to meet you!"
+        return f'(I am telling you about me. Begin your answer with: "{hello}")'
+    said = facts[-1].answer
+    if chinese:
+        return f"（我在告诉你我的事。回答以这句开头：“[joy] 哦，{said.rstrip('。')}！”）"
+    # Told that it is "you" (with an example, or not), the model said "I work at a bakery
+    # in the old town." back; given the start of its answer, it goes on from there.
+    said = said[:1].lower() + said[1:].rstrip(".")
+    return f'(I am telling you about me. Begin your answer with: "[joy] Oh, {said}!")'

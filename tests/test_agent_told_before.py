@@ -1,0 +1,123 @@
+"""What the user told earlier in the conversation is said back when they ask for it
+(`app.agent.told_before`, in the note after their words: `app.agent.clock`): a name, a
+pet's name, where they work or live, in English or Chinese, asked in any words (typed,
+or as speech recognition writes them, or misheard)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from app.agent.clock import TimeNotes, turn_note
+from app.agent.told_before import asks_recall, recall_line, told_facts
+from app.llm import Msg
+
+MOMENT = datetime(2026, 12, 3, 19, 8).astimezone()
+SAID = [
+    "Hi, my name is Tomas and I just adopted a kitten called Pepper.",
+    "What is twelve plus seven?",
+    "I work at a bakery in the old town.",
+    "I'm a bit nervous about my job interview tomorrow.",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Do you remember my name?", "Your name is Tomas."),
+        ("do you remember my name", "Your name is Tomas."),
+        ("What's my name?", "Your name is Tomas."),
+        ("Who am I?", "Your name is Tomas."),
+        ("What's my cat called?", "Your kitten is called Pepper."),
+        ("What was my kitten's name again?", "Your kitten is called Pepper."),
+        ("what is my pet called", "Your kitten is called Pepper."),
+        ("Where do I work?", "You work at a bakery in the old town."),
+    ],
+)
+def test_what_was_told_is_given_back_when_asked(question: str, answer: str) -> None:
+    assert asks_recall(question)
+    line = recall_line(question, SAID)
+    assert f'"[joy] Of course! {answer}"' in line
+    others = {"Your name is Tomas.", "Your kitten is called Pepper.",
+              "You work at a bakery in the old town."} - {answer}  # fmt: skip
+    assert not any(other in line for other in others)  # only what was asked
+
+
+def test_a_misheard_question_gets_everything_told() -> None:
+    line = recall_line("What was my kid today again?", SAID[:1])
+    assert "Your name is Tomas." in line and "Your kitten is called Pepper." in line
+
+
+def test_nothing_told_says_to_say_so_never_a_bare_yes() -> None:
+    line = recall_line("Do you remember my name?", ["What is twelve plus seven?"])
+    assert "Answer me with" not in line and "say so and ask me" in line
+
+
+def test_the_latest_of_each_fact_counts_and_chinese_is_read() -> None:
+    facts = told_facts(["My name is Tom.", "Actually, call me Tomas."])
+    assert [f.answer for f in facts] == ["Your name is Tomas."]
+    said = ["我叫小明。我的猫叫咪咪。我在银行工作。"]
+    assert "“[joy] 你叫小明。”" in recall_line("我叫什么名字？", said, chinese=True)
+    assert "你的猫叫咪咪。" in recall_line("我的猫叫什么？", said, chinese=True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["What is twelve plus seven?", "What time is it?", "I remember my old school.", "Hello"],
+)
+def test_words_that_ask_nothing_told_get_no_recall(text: str) -> None:
+    assert not asks_recall(text)
+    assert "told you before" not in turn_note(MOMENT, text, SAID)
+
+
+def test_the_turn_note_reads_the_earlier_conversation() -> None:
+    history = [Msg.user(SAID[0]), Msg.assistant("[joy] Hi Tomas!")]
+    asked = Msg.user("Do you remember my name?", timestamp=MOMENT)
+    [noted] = TimeNotes().noted([asked], history)
+    assert noted.text.startswith("Do you remember my name?\n\n(Local time")
+    assert '"[joy] Of course! Your name is Tomas."' in noted.text
+    assert asked.text == "Do you remember my name?"  # the stored message is as said
+
+
+def test_what_the_long_term_memory_holds_is_given_back_too() -> None:
+    from app.memory.recall import render_note
+    from app.memory.store import MemoryItem
+
+    note = render_note([MemoryItem(1, "Mika", "My name is Tomas."),
+                        MemoryItem(2, "Mika", "My dog is called Rex.")])  # fmt: skip
+    asked = Msg.user("do you remember my name", timestamp=MOMENT)
+    [noted] = TimeNotes().noted([asked], [], note)
+    assert '"[joy] Of course! Your name is Tomas."' in noted.text
+    [dog] = TimeNotes().noted([Msg.user("whats my dog called")], [], note)
+    assert "Your dog is called Rex." in dog.text and "Tomas" not in dog.text
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("I work at a bakery in the old town.", "You work at a bakery in the old town."),
+        ("My dog is called Rex.", "Your dog is called Rex."),
+        ("我在银行工作。", "你在银行工作。"),
+    ],
+)
+def test_something_told_is_to_be_answered_as_you(text: str, said: str) -> None:
+    line = turn_note(MOMENT, text).split("\n")[-1]
+    assert said.rstrip(".。")[1:] in line
+    assert "Begin your answer with" in line or "回答以这句开头" in line
+    assert "[joy] Oh, " in line or "[joy] 哦，" in line
+
+
+def test_words_that_tell_nothing_get_no_telling_line() -> None:
+    assert turn_note(MOMENT, "I love rainy days.").count("telling you about me") == 0
+
+
+def test_something_sad_told_gets_a_caring_face_not_a_cheerful_echo() -> None:
+    note = turn_note(MOMENT, "My dog called Rex died yesterday, I'm so sad.")
+    assert "[joy]" not in note and "[sadness]" in note
+
+
+def test_a_name_told_is_greeted_by_name() -> None:
+    note = turn_note(MOMENT, "Hi, my name is Tomas and I just adopted a kitten called Pepper.")
+    assert 'Begin your answer with: "[joy] Hi Tomas, nice to meet you!"' in note
+    assert "你好，小明" in turn_note(MOMENT, "你好，我叫小明。")
