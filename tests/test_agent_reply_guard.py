@@ -95,12 +95,33 @@ def test_a_loop_stops_the_reply_and_keeps_what_came_before(reply: str, kept: str
 
 
 @pytest.mark.parametrize(
+    ("reply", "kept"),
+    [  # seen in the spoken conversation bench: "…repeat the process again.………………"
+        ("Count to four, then repeat the process again." + "…" * 40, "Count to four, then "
+         "repeat the process again."),
+        ("Sure. I think" + "." * 30, "Sure. I think."),
+        ("[joy] Hi" + "!" * 20, "[joy] Hi!"),
+        ("好的。我明白了" + "。" * 12, "好的。我明白了。"),
+        ("Okay. " + "?" * 9, "Okay."),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("piece", [1, 3, 7])
+def test_a_run_of_marks_is_a_loop_and_the_words_before_it_are_kept(
+    reply: str, kept: str, piece: int
+) -> None:
+    passed, guard = guarded(reply, max_sentences=0, piece=piece)
+    assert guard.cut == "loop" and guard.kept == kept
+    assert len(passed) <= len(kept) + 7  # at most a space and six of the marks were shown
+
+
+@pytest.mark.parametrize(
     "reply",
     [
         "It is very very good. I mean it.",
         "One, two, three, four, five, six, seven.",
         "No, no, no. That is not it.",
         "I like cats. I like dogs. I like birds.",
+        "Well... I think so!! Really?! Wow!!!! 好的……我明白了。",
     ],
 )
 def test_ordinary_replies_are_not_loops(reply: str) -> None:

@@ -59,6 +59,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 _MAX_UNIT = 12
 _MIN_REPEATS = 3
 _MIN_LOOP_WORDS = 6
+_DOTS = ".…。·"  # one kind of mark: "...", "……", "。。。" all trail off
+_MAX_MARKS_RUN = 6  # "...", "?!", "!!!!!!" end sentences; a seventh mark in a row is a loop
 _WINDOW = 120  # words looked back at
 # A sentence said again counts as a loop once it has this much to it.
 _MIN_REPEATED_CHARS = 4
@@ -110,6 +112,7 @@ class ReplyGuard:
     _seen: set[str] = field(default_factory=set)
     _words: list[tuple[str, int]] = field(default_factory=list)  # (word, start in text)
     _words_from: int = 0  # no word starts before this (reasoning comes before it)
+    _run: str = ""  # the marks in a row just before, one kind
 
     @property
     def kept(self) -> str:
@@ -128,6 +131,13 @@ class ReplyGuard:
         begun = len(self.text)
         for offset, char in enumerate(delta):
             at = len(self.text)
+            if self._marks_run(char):
+                # "again.……………………": what came before it is kept, up to its first mark
+                self.cut = "loop"
+                self.text = self.text[: at - len(self._run) + 2]
+                if has_words(self.text[self.boundary :]):
+                    self.boundary = len(self.text)
+                return delta[:offset], True
             if self._looping_at(char, at):
                 self.cut = "loop"
                 self.text += delta[:offset]
@@ -181,6 +191,16 @@ class ReplyGuard:
             return False  # more of an ending ("?!", '."!')
         sentence = _normal(before)
         return len(sentence) >= _MIN_REPEATED_CHARS and sentence in self._seen
+
+    def _marks_run(self, char: str) -> bool:
+        """The model strings marks together with no words ("……………", "!!!!!!"): one
+        more would make a run longer than any sentence ends with."""
+        if self._splitter.thinking or char.isalnum() or char.isspace():
+            self._run = ""
+            return False
+        kind = "." if char in _DOTS else char
+        self._run = self._run + kind if self._run.endswith(kind) else kind
+        return len(self._run) > _MAX_MARKS_RUN
 
     # -- words ---------------------------------------------------------------------------
 
