@@ -250,3 +250,34 @@ def test_late_words_are_waited_for_even_when_the_model_is_sure() -> None:
     assert ends(d.hear("I want to go to the")) == []  # they came: it goes on
     d.silence(CONFIG.fallback_ms)
     assert ends(d.actions)[-1].reason is EndReason.FALLBACK
+
+
+def _speak_until_an_interval_snapshot(d: Driver) -> Snapshot:
+    """Speech frame by frame until an interval snapshot comes: it ends on the last
+    speech frame (the user stops right there)."""
+    for _ in range(frames_for(5000)):
+        for action in d.speak(FRAME_MS):
+            if isinstance(action, Snapshot) and not action.at_pause:
+                return action
+    raise AssertionError("no interval snapshot")
+
+
+def test_an_interval_snapshot_dropped_on_the_last_word_is_followed_by_a_pause_snapshot() -> None:
+    # the recognizer was busy and dropped it: without a pause snapshot no words ever
+    # came, and the turn waited for the fallback silence (seen: 3 of 12 spoken turns)
+    d = Driver(replace(CONFIG, snapshot_interval_ms=1000))
+    d.speak(400)
+    dropped = _speak_until_an_interval_snapshot(d)
+    assert dropped.speech_bytes == d.detector.speech_bytes  # it covers the last word
+    d.detector.not_transcribed(dropped)
+    d.silence(CONFIG.pause_ms + FRAME_MS)
+    pauses = [s for s in d.of(Snapshot) if isinstance(s, Snapshot) and s.at_pause]
+    assert [p.speech_bytes for p in pauses] == [dropped.speech_bytes]
+
+
+def test_an_interval_snapshot_taken_on_the_last_word_needs_no_second_one() -> None:
+    d = Driver(replace(CONFIG, snapshot_interval_ms=1000))
+    d.speak(400)
+    _speak_until_an_interval_snapshot(d)  # being transcribed: its words will come
+    d.silence(CONFIG.pause_ms + 300)
+    assert not [s for s in d.of(Snapshot) if isinstance(s, Snapshot) and s.at_pause]

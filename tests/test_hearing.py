@@ -44,10 +44,12 @@ async def test_one_at_a_time_and_only_the_newest_pause_waits() -> None:
     speech = Timed(0.1)
     hearing = Snapshots(speech, interval_s=1.0)
     hearing.begin()
-    hearing.offer(snap(1000, at_pause=False))
-    hearing.offer(snap(2000, at_pause=True))  # waits
-    hearing.offer(snap(3000, at_pause=False))  # an interval while busy: dropped
-    hearing.offer(snap(4000, at_pause=True))  # the newest pause replaces the older one
+    assert hearing.offer(snap(1000, at_pause=False))
+    assert hearing.offer(snap(2000, at_pause=True))  # waits
+    # an interval while busy: dropped, and it says so (the detector then snapshots the
+    # pause after it again)
+    assert not hearing.offer(snap(3000, at_pause=False))
+    assert hearing.offer(snap(4000, at_pause=True))  # the newest pause replaces the older
     await settle(hearing)
     await asyncio.sleep(0.2)
     await settle(hearing)

@@ -103,14 +103,20 @@ class Snapshots(_Transcriber):
         self._next = None
         self._texts.clear()
 
-    def offer(self, snapshot: Snapshot) -> None:
+    def offer(self, snapshot: Snapshot) -> bool:
+        """Transcribe `snapshot` now or after the running one; False when it is dropped
+        (an interval snapshot on a busy recognizer: it will hear none of it)."""
         if self._running is None:
             rested = time.perf_counter() - self._idle_since >= 2 * self._last_s
             quick = self._last_s <= self._interval_s / 3
             if snapshot.at_pause or (rested and quick):
                 self._start(snapshot)
-        elif snapshot.at_pause:
+                return True
+            return False
+        if snapshot.at_pause:
             self._next = snapshot  # the newest pause only: older ones are stale by then
+            return True
+        return False
 
     def feed(self, chunk: bytes) -> None:
         """Audio as it arrives: not needed here (snapshots carry the audio)."""
@@ -214,8 +220,9 @@ class Streamed(_Transcriber):
                 self._put(Transcribed(-1, text, at_pause=False, turn=turn))
         return text
 
-    def offer(self, snapshot: Snapshot) -> None:
+    def offer(self, snapshot: Snapshot) -> bool:
         """Snapshots are not needed: the stream hears the audio as it comes."""
+        return True
 
     def feed(self, chunk: bytes) -> None:
         if self._audio is not None and chunk:

@@ -161,7 +161,9 @@ class TurnTaking:
         if isinstance(action, Snapshot):
             if self._hearing_turn:
                 assert self.hearing is not None
-                self.hearing.offer(action)
+                if not self.hearing.offer(action):
+                    # dropped: the pause after this speech must still be transcribed
+                    self.detector.not_transcribed(action)
             return []
         if isinstance(action, Question):
             self._ask(action)
