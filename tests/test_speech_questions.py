@@ -76,8 +76,8 @@ async def transcribe(client: SpeechClient, pcm: bytes) -> str:
     return events[-1].text
 
 
-def test_english_is_decoded_with_beam_search_without_a_prompt() -> None:
-    assert whisper_local.ENGLISH_BEAM_SIZE > 1
+def test_english_is_decoded_without_a_prompt() -> None:
+    # (greedily for now: 5 beams hear better, below, but see whisper_local's note)
     # a prompt leaked its own words into what loud noise was heard as (the bench)
     assert whisper_local.ENGLISH_PROMPT is None
 
@@ -94,9 +94,10 @@ async def heard_right(client: SpeechClient, spoken: list[list[bytes]]) -> list[s
     return lines
 
 
-async def test_spoken_questions_are_heard_word_for_word(
-    recognizer: SpeechClient, spoken: list[list[bytes]]
+async def test_spoken_questions_are_heard_word_for_word_with_five_beams(
+    recognizer: SpeechClient, spoken: list[list[bytes]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(whisper_local, "ENGLISH_BEAM_SIZE", 5)
     lines = await heard_right(recognizer, spoken)
     assert sum(line.startswith("ok") for line in lines) >= HEARD_RIGHT, "\n".join(lines)
 
@@ -104,8 +105,8 @@ async def test_spoken_questions_are_heard_word_for_word(
 async def test_greedy_decoding_mishears_them(
     recognizer: SpeechClient, spoken: list[list[bytes]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The check above can fail: with the old greedy decoding most of these come out
-    wrong ("What is it? Time six.")."""
+    """The check above can fail: with greedy decoding (the default again, for now) most
+    of these come out wrong ("What is it? Time six.")."""
     monkeypatch.setattr(whisper_local, "ENGLISH_BEAM_SIZE", 1)
     lines = await heard_right(recognizer, spoken)
     assert sum(line.startswith("ok") for line in lines) < HEARD_RIGHT, "\n".join(lines)

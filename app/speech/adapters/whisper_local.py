@@ -60,7 +60,11 @@ BEAM_SIZE = 5
 # questions in 6 espeak-ng voices): 5 beams took WER from 0.144 to 0.111 clean and 0.450
 # to 0.413 at 10 dB, for 8 % more CPU per utterance (the 30 s encoder pass dominates);
 # greedy decoding heard "What is eight times six?" as "What is it? Time six.".
-ENGLISH_BEAM_SIZE = 5
+# Held back all the same: with 5 beams, the companion's own voice let through by a
+# failing echo canceller (tests/test_barge_in.py, its own voice through a canceller that
+# fails) was no longer passed over as its own, and the reply never finished; greedy
+# passes. Until that is understood, English is decoded greedily.
+ENGLISH_BEAM_SIZE = 1
 # Beam search patience (1 = stop at `beam_size` finished hypotheses), and a prompt
 # given before every utterance (None: none). A neutral conversational prompt did not
 # help (clean WER 0.140 with 5 beams) and was itself heard in loud noise.
