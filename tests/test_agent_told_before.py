@@ -121,3 +121,64 @@ def test_a_name_told_is_greeted_by_name() -> None:
     note = turn_note(MOMENT, "Hi, my name is Tomas and I just adopted a kitten called Pepper.")
     assert 'Begin your answer with: "[joy] Hi Tomas, nice to meet you!"' in note
     assert "你好，小明" in turn_note(MOMENT, "你好，我叫小明。")
+
+
+TOLD_TWO = ["My cat is called Luna.", "I work as a nurse at a hospital in Berlin."]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is my cat called, and what is my job?",
+        "whats my job and my cats name",
+        "Do you remember where I work and what my kitty is called?",
+    ],
+)
+def test_a_question_that_asks_two_things_gets_both(question: str) -> None:
+    line = recall_line(question, TOLD_TWO)
+    assert "Your cat is called Luna." in line
+    assert "You work as a nurse at a hospital in Berlin." in line
+    assert "what else I asked" not in line  # nothing asked is left unanswered
+
+
+def test_both_facts_come_from_the_long_term_memory_as_stored() -> None:
+    """Stored in the third person, as extraction writes them; the note in my words."""
+    from app.memory.recall import render_note
+    from app.memory.store import MemoryItem
+
+    note = render_note([MemoryItem(1, "Mika", "The user works as a nurse at a hospital."),
+                        MemoryItem(2, "Mika", "The user's cat is called Luna.")])  # fmt: skip
+    asked = Msg.user("What is my cat called, and what is my job?", timestamp=MOMENT)
+    [noted] = TimeNotes().noted([asked], [], note)
+    assert "Your cat is called Luna." in noted.text
+    assert "You work as a nurse at a hospital." in noted.text
+
+
+@pytest.mark.parametrize(
+    ("told", "answer"),
+    [
+        ("I'm a teacher at a school in Lyon.", "You're a teacher at a school in Lyon."),
+        ("My job is cooking in a cafe.", "Your job is cooking in a cafe."),
+        ("I work for a bank.", "You work for a bank."),
+    ],
+)
+def test_a_job_told_in_other_words_is_given_back(told: str, answer: str) -> None:
+    assert f'"[joy] Of course! {answer}"' in recall_line("What's my job?", [told])
+
+
+def test_a_kind_nothing_told_is_is_not_answered_with_another_kind() -> None:
+    told = ["My cat is called Luna."]
+    for question in ("What is my dog called?", "Where do I live?", "What's my name?"):
+        line = recall_line(question, told)
+        assert "Luna" not in line and "say so and ask me" in line
+    line = recall_line("What is my cat called, and where do I live?", told)
+    assert "Your cat is called Luna." in line and "what else I asked" in line
+
+
+def test_a_pet_of_two_is_told_by_its_kind() -> None:
+    told = ["I have a kitten called Pepper and a dog called Rex."]
+    assert "Pepper" in recall_line("what's my cat's name", told)
+    assert "Rex" not in recall_line("what's my cat's name", told)
+    assert "Rex" in recall_line("what is my puppy called", told)
+    line = recall_line("what are my pets called", told)
+    assert "Pepper" in line and "Rex" in line

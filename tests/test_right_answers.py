@@ -47,9 +47,12 @@ def says_the_time(reply: str, asked: datetime, answered: datetime) -> bool:
         hour, minute = int(match[1]), int(match[2])
         hour = hour + 12 if match[3] == "p" and hour < 12 else hour
         moments.update({(hour % 24, minute), ((hour + 12) % 24, minute)})
-    for match in re.finditer(r"(下午|晚上)?\s*(\d{1,2})\s*点\s*(?:(\d{1,2})\s*分)?", reply):
+    for match in re.finditer(r"(下午|晚上|凌晨)?\s*(\d{1,2})\s*点\s*(?:(\d{1,2})\s*分)?", reply):
         hour, minute = int(match[2]), int(match[3] or 0)
-        hour = hour + 12 if match[1] and hour < 12 else hour
+        if match[1] == "凌晨":
+            hour %= 12  # 凌晨12点 is 0:00
+        elif match[1] and hour < 12:
+            hour += 12
         moments.add((hour % 24, minute))
     start = asked.replace(second=0, microsecond=0)
     minutes = int((answered - start).total_seconds() // 60) + 1

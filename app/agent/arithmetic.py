@@ -147,7 +147,7 @@ def sum_line(sums: list[Sum], *, chinese: bool = False) -> str:
     the next; given the sentence, it says the sentence)."""
     said = said_sums(sums, chinese=chinese)
     if chinese:
-        return f"（应用已经准确算好。这样回答我：“[neutral] {said}”）"
+        return f"（应用已经准确算好。你只用中文回答，就说这一句：“[neutral] {said}”）"
     return f'(The app worked it out exactly. Answer me with: "[neutral] {said}")'
 
 

@@ -85,13 +85,18 @@ def time_note(moment: datetime, chinese: bool = False) -> str:
     model answer "你会唱歌吗？" in English, 5 runs of 7; in Chinese it answered in Chinese)."""
     local = moment.astimezone()
     if chinese:
-        hour12 = local.hour % 12 or 12
+        hour12 = _hour_zh(local.hour)
         weekday = _WEEKDAYS_ZH[local.weekday()]
         return (
             f"（我说这句话时的本地时间：{local.year}年{local.month}月{local.day}日 星期{weekday} "
             f"{_part_of_day(local.hour, True)}{hour12}:{local:%M}。）"
         )
     return f"(Local time when I said this: {_clock(local)}, {local:%A} {local.day} {local:%B %Y}.)"
+
+
+def _hour_zh(hour: int) -> int:
+    """The hour as Chinese says it after the part of the day: 凌晨0点, 下午2点."""
+    return hour if hour == 0 else hour % 12 or 12
 
 
 def _part_of_day(hour: int, chinese: bool) -> str:
@@ -110,8 +115,8 @@ def time_answer(moment: datetime, asked: set[str], chinese: bool = False) -> str
     """The sentence that answers what the words asked of the time, said to the one who
     asked: "It's 7:08 p.m.", "It's Thursday, 3 December 2026.", "现在是晚上7点08分。"."""
     local = moment.astimezone()
-    hour12 = local.hour % 12 or 12
     if chinese:
+        hour12 = _hour_zh(local.hour)
         said = []
         if "date" in asked:
             weekday = _WEEKDAYS_ZH[local.weekday()]
@@ -132,9 +137,16 @@ def time_answer(moment: datetime, asked: set[str], chinese: bool = False) -> str
     return " ".join(said)
 
 
+# After an English conversation a Chinese question's line "（我在问时间。这样回答我：“…”）"
+# was answered in English without the time, 8 hours of 11; told to answer only in
+# Chinese and to say that one sentence, 12 of 12 (the answer lines of the sums and of
+# what the user told before are said the same way).
+ANSWER_ZH = "（我用中文问你。你只用中文回答，就说这一句："
+
+
 def _answer_line(answer: str, chinese: bool) -> str:
     if chinese:
-        return f"（我在问时间。这样回答我：“[neutral] {answer}”）"
+        return f"{ANSWER_ZH}“[neutral] {answer}”）"
     return f'(I am asking you this. Answer me with: "[neutral] {answer}")'
 
 
@@ -146,7 +158,7 @@ MISHEARD = (
     '"[thinking] Sorry, I didn\'t catch that. Could you say it again?")'
 )
 MISHEARD_ZH = (
-    "（你听错了我的话，这句话没法回答。这样回答我："
+    "（你听错了我的话，这句话没法回答。你只用中文回答，就说这一句："
     "“[thinking] 抱歉，我没听清楚，你能再说一遍吗？”）"
 )
 

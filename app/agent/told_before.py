@@ -33,6 +33,7 @@ _ASKS = re.compile(
 _NAME_WORD = r"[A-Z][\w'-]*|[\u4e00-\u9fff]{1,4}"
 _NOT_IS = r"(?!is\b|was\b)"
 _PLACE = r"[^.,;!?，。！？]{2,40}"
+_JOB = ("work", "job", "working", "office", "company")
 # (pattern, the answer's template, the words a question names it by)
 _FACTS: list[tuple[str, str, tuple[str, ...]]] = [
     (rf"\bmy name is ({_NAME_WORD})|\bcall me ({_NAME_WORD})|\bi'?m called ({_NAME_WORD})",
@@ -43,7 +44,9 @@ _FACTS: list[tuple[str, str, tuple[str, ...]]] = [
     (rf"\bmy ([a-z]+)(?:'s| is) name is ({_NAME_WORD})",
      "Your {0} is called {1}.", ("name", "called", "named")),
     (rf"\bi work (at|for|in|as) ({_PLACE})",
-     "You work {0} {1}.", ("work", "job", "working", "office", "company")),
+     "You work {0} {1}.", _JOB),
+    (rf"\bi(?: a|')?m (an? [a-z]+(?: [a-z]+)? (?:at|in|for) {_PLACE})", "You're {0}.", _JOB),
+    (rf"\bmy (?:job|work) is ({_PLACE})", "Your job is {0}.", _JOB),
     (rf"\bi live in ({_PLACE})", "You live in {0}.", ("live", "home", "city")),
     (rf"\bi(?: a|')?m from ({_PLACE})|\bi come from ({_PLACE})",
      "You're from {0}.", ("from", "come", "country")),
@@ -54,7 +57,16 @@ _FACTS: list[tuple[str, str, tuple[str, ...]]] = [
     (r"我在([\u4e00-\u9fff]{2,10}?)(?:工作|上班)", "你在{0}工作。", ("工作", "上班")),
 ]
 _PATTERNS = [(re.compile(p, re.IGNORECASE), t, a) for p, t, a in _FACTS]
-_PETS = ("cat", "kitten", "kitty", "dog", "puppy", "pet", "bird", "rabbit", "hamster", "fish")
+# Words for one kind of pet ("my cat" asks for the kitten told); "pet" asks for any.
+_PET_KINDS = (
+    frozenset({"cat", "cats", "kitten", "kitty", "kittens"}),
+    frozenset({"dog", "dogs", "puppy", "pup", "doggy"}),
+    frozenset({"bird", "birds", "parrot", "budgie"}),
+    frozenset({"rabbit", "bunny"}),
+    frozenset({"hamster"}),
+    frozenset({"fish", "goldfish"}),
+)
+_PETS = frozenset().union(*_PET_KINDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +110,14 @@ def told_facts(said: Iterable[str]) -> list[Fact]:
                 if "called" in template or "name is" in template:  # a name: capitalised
                     parts[-1] = parts[-1][:1].upper() + parts[-1][1:]
                 answer = template.format(*parts)
-                nouns = {w for part in parts[:-1] for w in part.lower().split()}
+                # what it is about as they named it: "kitten" in "Your {0} is called {1}."
+                named = template.startswith(("Your {0}", "你的{0}"))
+                nouns = {w for w in parts[0].lower().split()} if named else set()
                 words = set(about) | nouns
-                if words & set(_PETS):
-                    words |= set(_PETS)
-                key = template.split("{")[0] + (parts[0] if len(parts) > 1 else "")
+                for kind in _PET_KINDS:
+                    if words & kind:
+                        words |= kind | {"pet", "pets"}
+                key = template + (parts[0] if named else "")
                 found.pop(key, None)
                 found[key] = Fact(answer, frozenset(nouns), frozenset(words))
     return list(found.values())
@@ -113,32 +128,56 @@ _NAMING = frozenset({"name", "called", "named", "call", "名字", "叫"})
 
 def _matching(question: str, facts: list[Fact]) -> list[Fact]:
     """The facts `question` asks about: those it names as they were told ("my kitten"),
-    else those of its kind ("my cat" for a kitten), else the user's own name when it
-    asks a name, else all (a misheard question: "what was my kid today again")."""
-    low = question.lower().replace("’", "'").replace("'s", " ")
-    words = set(re.findall(r"[a-z]+", low))
-    words |= {w for f in facts for w in f.about if not w.isascii() and w in question}
-    for chosen in (
-        [fact for fact in facts if fact.nouns & words],
-        [fact for fact in facts if fact.about & (words - _NAMING)],
-    ):
-        if chosen:
-            return chosen
+    with those of another kind it names ("... and what is my job": both), else those of
+    its kind ("my cat" for a kitten); else the user's own name when it asks their name;
+    none when it asks for a kind of thing (a dog, where they live) nothing told is; else
+    all (a misheard question: "what was my kid today again")."""
+    words = _words(question, facts)
+    named = [fact for fact in facts if fact.nouns & words]
+    covered = set().union(*(fact.about for fact in named)) | _NAMING
+    chosen = named + [
+        fact for fact in facts if fact not in named and fact.about & (words - covered)
+    ]
+    if chosen:
+        return chosen
+    low = question.lower()
     own = re.search(r"\bmy name\b|\bwho am i\b|\bwhat do you call me\b|我叫", low)
-    if own or (words & _NAMING and not re.search(r"\bmy \w+ (?:name|called)\b", low)):
+    if own:
+        return [fact for fact in facts if fact.own_name]
+    if words & _KINDS:  # it asks for a kind of thing nothing told is: none of them
+        return []
+    if (words & _NAMING and not re.search(r"\bmy \w+ (?:name|called)\b", low)):
         return [fact for fact in facts if fact.own_name] or facts
     return facts
+
+
+def _words(question: str, facts: list[Fact]) -> set[str]:
+    low = question.lower().replace("’", "'").replace("'s", " ")
+    words = set(re.findall(r"[a-z]+", low))
+    return words | {w for f in facts for w in f.about if not w.isascii() and w in question}
+
+
+# What a question can ask about, of every kind of fact (a kind asked that no fact told
+# answers is left to what the model knows: "... and what is my job").
+_KINDS = frozenset(
+    w for _, _, about in _FACTS for w in about if w not in _NAMING and w.isascii()
+) | _PETS
 
 
 def recall_line(question: str, said: Iterable[str], *, chinese: bool = False) -> str:
     """The note's line for `question`, which asks what the user told in their earlier
     messages `said` (oldest first): the sentence to say it back with."""
-    facts = _matching(question, told_facts(said))[-3:]
+    told = told_facts(said)
+    facts = _matching(question, told)[-3:]
     if facts:
         answer = " ".join(fact.answer for fact in facts)
+        unanswered = _words(question, told) & _KINDS - set().union(*(f.about for f in facts))
         if chinese:
-            return f"（我在问我告诉过你的事。这样回答我：“[joy] {answer}”）"
-        return f'(I am asking what I told you before. Answer me with: "[joy] Of course! {answer}")'
+            return f"（我在问我告诉过你的事。你只用中文回答，就说这一句：“[joy] {answer}”）"
+        line = f'(I am asking what I told you before. Answer me with: "[joy] Of course! {answer}"'
+        if unanswered and not chinese:
+            line += " Then say what else I asked if you know it; if you don't, say so"
+        return line + ")"
     if chinese:
         return "（我在问我告诉过你的事：你知道就直接说出来；不知道就说不知道，再问我。）"
     return (
