@@ -305,10 +305,11 @@ async def test_the_new_message_says_the_time_and_the_prompt_start_stays_the_same
     first, second = provider.requests
     assert first.messages[0].text == second.messages[0].text == "You are Mika."
     after = hour(datetime.now())  # the hour may turn during the turn
-    assert first.messages[-1].text.startswith("Hello\n\n(Local time")
+    assert first.messages[-1].text.startswith("(Local time")  # first: it is read ahead
+    assert first.messages[-1].text.endswith(".)\n\nHello")  # "... 7:08 p.m.)"
     assert before in first.messages[-1].text or after in first.messages[-1].text
-    assert second.messages[-1].text.startswith("What time is it?")
-    assert "Local time" in second.messages[-1].text
+    assert second.messages[-1].text.startswith("(Local time")
+    assert "\n\nWhat time is it?\n\n" in second.messages[-1].text  # then its answer
     # Earlier messages are sent as typed (a small model copies notes it sees in each),
     # and nothing of the note is stored.
     assert [m.text for m in second.messages[1:3]] == ["Hello", "[joy] Hi!"]
@@ -329,7 +330,7 @@ def test_a_message_from_another_day_says_that_day() -> None:
 
     old = Msg.user("Remember this", timestamp=datetime(2024, 2, 29, 8, 5).astimezone())
     [noted] = TimeNotes().noted([old])
-    assert "8:05 a.m., Thursday 29 February 2024" in noted.text
+    assert "Thursday 29 February 2024, 8:05 a.m." in noted.text
     assert "08:05" not in noted.text and old.text == "Remember this"  # one form of the hour
 
 

@@ -93,6 +93,7 @@ async def test_the_embedded_model_reads_the_note_in_front_of_the_user_s_words() 
     assert [m.role for m in asked.messages] == [Role.SYSTEM, Role.USER]
     words = asked.messages[-1].text
     assert words.startswith(IN_MESSAGE_OPEN + "\nLong-term memory:")
+    assert "\n\n(Local time when I said this:" in words  # then the time, then the words
     # Stored about "the user"; read by the model in the user's own words.
     assert '"My cat is called Luna."' in words and "the user" not in words.lower()
     assert "\n\nWho is my cat?" in words
@@ -490,8 +491,6 @@ class ReadingAheadScript(MemoryScript):
         self.read_ahead_requests.append(request.model_copy(deep=True))
 
 
-def _before_time_note(text: str) -> str:
-    return text.split("\n\n(Local time when I said this:")[0]
 
 
 @pytest.mark.parametrize("memories", [2, 300])  # all of them fit the note / a choice
@@ -521,15 +520,19 @@ async def test_the_next_turn_s_start_is_read_ahead_and_its_prompt_begins_with_it
     # Everything before the new message is what was read ahead, word for word ...
     assert [m.text for m in turn.messages[:-1]] == [m.text for m in ahead.messages[:-1]]
     read, asked = ahead.messages[-1].text, turn.messages[-1].text
-    start = _before_time_note(read).rstrip("\n")
-    assert start.startswith(IN_MESSAGE_OPEN + "\nLong-term memory:")
-    assert asked.startswith(start)  # ... and the new message begins with what was read
+    note, time_line = read.rsplit("\n\n", 1)  # the time, read ahead after the note
+    assert time_line.startswith("(Local time when I said this:")
+    assert note.startswith(IN_MESSAGE_OPEN + "\nLong-term memory:")
+    assert asked.startswith(note)  # ... and the new message begins with what was read
     luna = '"My cat is called Luna."'
-    if memories == 2:  # all of them fit: all are read ahead
-        assert "town number 1 " in start and luna in start
+    after = asked[len(note) :]
+    if memories == 2:  # all of them fit: all are read ahead, and the time after them
+        assert "town number 1 " in note and luna in note
+        day = time_line.rsplit(", ", 1)[0]  # the minute is last: it may have turned
+        assert after.startswith(f"\n\n{day}, ")
     else:  # the standing part, chosen without the words; the cat matched to them after it
-        assert "town number" in start and luna not in start and luna in asked[len(start) :]
-    assert "\n\nWhat is my cat called?" in asked[len(start) :]
+        assert "town number" in note and luna not in note and luna in after
+    assert "\n\nWhat is my cat called?" in after
 
 
 async def until_true(condition: Any) -> None:

@@ -30,7 +30,6 @@ from app.agent.context_fit import StableStart, first_fitting
 from app.agent.looking import fold_app_looks
 from app.agent.masking import mask_message
 from app.agent.model_call import ModelCallStream, stream_call
-from app.agent.notes import with_memory_note
 from app.agent.recording import recorder
 from app.agent.reply_guard import ReplyGuard
 from app.agent.storage import ConversationStorage
@@ -210,7 +209,9 @@ class AgentCore:
         if self.time_notes:
             # In the new user message, not the system prompt: the prompt's beginning
             # stays the same from turn to turn, so a local model reuses what it read.
-            turn = self._clock.noted(turn, history, note)  # what was told can be asked back
+            # The memory's note goes in it too (a small model heeds the user's message
+            # more), after the time; what was told in either can be asked back.
+            turn, note = self._clock.noted(turn, history, note), ""
         if not self.chat_supports_vision:
             have = self.vision is not None
             history = images_as_text(history, have_summarizer=have)
@@ -218,8 +219,6 @@ class AgentCore:
         else:  # an image file deleted since: a note, not a turn that cannot be sent
             history, turn = missing_images_as_notes(history), missing_images_as_notes(turn)
         notes = [Msg.system(note)] if note else []
-        if notes and self.time_notes:  # a small model heeds the user's message more
-            turn, notes = with_memory_note(turn, note), []
         past = self._fit(system + notes, history, turn, tools, shrink=shrink)
         return LLMRequest(
             model=self.model,

@@ -1,14 +1,12 @@
 """Notes the app writes for the model, never for the user: the mark left in history
 where the user interrupted a reply. What shows a conversation takes them out
 (`without_notes`), so they are never shown as the companion's words, even when a
-model repeats one back; and the long-term memory's note put in front of the user's
-words for an embedded model (`with_memory_note`)."""
+model repeats one back; and how the long-term memory's note begins in the user's
+message of an embedded model (`memory_note_start`, after the time: `app.agent.clock`)."""
 
 from __future__ import annotations
 
 import re
-
-from app.llm import ContentBlock, Msg, Role, TextBlock
 
 # In the companion's own message, so in its person: "you" is the one it talks with (a
 # note that says "the user" there has a small model speak of "the user" to them).
@@ -48,28 +46,11 @@ def memory_note_start(note: str) -> str:
     return f"{IN_MESSAGE_OPEN}\n{note}"
 
 
-def with_memory_note(turn: list[Msg], note: str) -> list[Msg]:
-    """`turn` with `note` in front of its first user message's words (after a line that
-    says what comes first)."""
-    note = memory_note_start(note)
-    out = list(turn)
-    for i, msg in enumerate(out):
-        if msg.role == Role.USER and not msg.tool_results:
-            if isinstance(msg.content, str):
-                content: str | list[ContentBlock] = f"{note}\n\n{msg.content}"
-            else:
-                content = [TextBlock(text=note), *msg.content]
-            out[i] = msg.model_copy(update={"content": content})
-            break
-    return out
-
-
 __all__ = [
     "INTERRUPTED_NOTE",
     "IN_MESSAGE_OPEN",
     "MODEL_NOTES",
     "OLD_INTERRUPTED_NOTE",
     "memory_note_start",
-    "with_memory_note",
     "without_notes",
 ]
