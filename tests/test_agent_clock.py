@@ -120,7 +120,7 @@ def test_only_the_new_message_carries_the_answer_and_the_stored_one_is_as_said()
     [noted] = notes.noted([asked])
     time_line, words, answer = noted.text.split("\n\n")
     assert time_line == time_note(MOMENT) and words == "what is 12 times 3"
-    assert "12 times 3 is 36." in noted.text and asked.text == "what is 12 times 3"
+    assert "12 times 3 is 36." in answer and asked.text == "what is 12 times 3"
     assert notes.noted([asked])[0] is noted  # made once: token estimates stay cached
 
 
