@@ -163,12 +163,13 @@ def _answer_line(answer: str, chinese: bool) -> str:
 # and was answered with the time; told only that it "may" have misheard, the model still
 # answered with the time. Given the sentence, it asks back.
 MISHEARD = (
-    "(You heard my words wrong: they ask nothing you can answer. Answer me with: "
-    '"[thinking] Sorry, I didn\'t catch that. Could you say it again?")'
+    '(I said "{words}": you heard my words wrong, they ask nothing you can answer (not '
+    'the time either). Answer me with: "[thinking] Sorry, I didn\'t catch that. Could you '
+    'say it again?")'
 )
 MISHEARD_ZH = (
-    "（你听错了我的话，这句话没法回答。你只用中文回答，就说这一句："
-    "“[thinking] 抱歉，我没听清楚，你能再说一遍吗？”）"
+    "（我说的是“{words}”：你听错了我的话，这句话没法回答（也不是问时间）。你只用中文回答，"
+    "就说这一句：“[thinking] 抱歉，我没听清楚，你能再说一遍吗？”）"
 )
 
 
@@ -201,7 +202,9 @@ def answer_lines(moment: datetime, text: str, earlier: Sequence[str] = ()) -> li
     if asks_recall(text):
         lines.append(recall_line(text, earlier, chinese=chinese))
     elif misheard_sum(text):
-        lines.append(MISHEARD_ZH if chinese else MISHEARD)
+        # quoted, and "not the time": once, with the time line just before the words,
+        # "What is it? Time six." was answered "It's 2:50 p.m."
+        lines.append((MISHEARD_ZH if chinese else MISHEARD).format(words=text.strip()))
     elif feeling is None and (telling := telling_line(text, chinese=chinese)):
         lines.append(telling)  # its cheerful "Oh, ...!" is not for a sad or worried user
     if feeling is not None:
