@@ -8,6 +8,7 @@ import os
 os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before Qt is imported
 
 import importlib.util
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -168,6 +169,8 @@ def test_the_sessions_own_status_words_are_shown_translated(qapp: QApplication) 
         window = MainWindow(ScriptedSession())
         window.present(StatusChanged(Status.THINKING, "still waiting for gpt-4o-mini (7 s)"))
         assert window.status_label.text() == "思考中 — 仍在等待 gpt-4o-mini（7 秒）"
+        window.present(StatusChanged(Status.THINKING, "still waiting for the local model (3 s)"))
+        assert window.status_label.text() == "思考中 — 仍在等待 内置模型（3 秒）"  # all Chinese
         window.present(StatusChanged(Status.LISTENING, "interrupted"))
         assert "已打断" in window.status_label.text()
         window.present(StatusChanged(Status.ERROR, "HTTP 503 from the server"))
@@ -196,3 +199,54 @@ def test_the_embedded_model_s_preparation_is_told_in_chinese(qapp: QApplication)
         line.close()
     finally:
         assert install_translators(qapp, "en") == "en"
+
+
+def _device_messages() -> list[str]:
+    """What the audio layer says when a device cannot be used, made by its own code."""
+    from unittest import mock
+
+    from app.audio import capture
+    from app.audio.capture import MicrophoneUnavailable, describe_missing_device
+    from app.audio.playback import PlaybackError, SoundDeviceSink
+
+    said = []
+    for names in ([], ["default", "pulse"]):
+        with mock.patch.object(capture, "device_names", return_value=names):
+            for device in (None, "USB Mic"):
+                said.append(describe_missing_device("microphone", "input", device, ValueError("x")))
+            with mock.patch("sounddevice.query_devices", side_effect=ValueError("no device")):
+                try:
+                    SoundDeviceSink.check_available(None)
+                except PlaybackError as exc:
+                    said.append(str(exc))
+    mic = "No microphone was found on this computer. Connect a microphone, or type your messages."
+    said.append(str(MicrophoneUnavailable(mic)))
+    missing = OSError("PortAudio library not found")
+    said.append(describe_missing_device("microphone", "input", None, missing))
+    return said
+
+
+def test_the_sound_devices_messages_are_shown_in_chinese(qapp: QApplication) -> None:
+    """The audio layer speaks English; a Chinese window shows its messages in Chinese,
+    with the device names kept as they are (issue 26: "No sound output device" in
+    English in the Chinese window)."""
+    from app.ui.device_words import device_words
+    from app.ui.status_line import StatusLine
+
+    messages = _device_messages()
+    assert any("sound output device" in m for m in messages)
+    try:
+        install_translators(qapp, "zh_CN")
+        for message in messages:
+            shown = device_words(message)
+            own = re.sub(r"（[^（）]*）", "", shown)  # the sound system's own words stay
+            assert not re.search(r"\b(?:was|found|the|Connect|Replies)\b", own), shown
+            assert re.search(r"[\u4e00-\u9fff]", shown)
+            for kept in re.findall(r"'[^']*'", message):  # the devices' own names stay
+                assert kept in shown
+        line = StatusLine()
+        line.show_notice(messages[-2], error=True)
+        assert line.notices[0][0] == "这台电脑上没有找到麦克风。请连接麦克风，或者打字输入。"
+    finally:
+        install_translators(qapp, "en")
+    assert [device_words(m) for m in messages] == messages  # English: as they came

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.events import LoadProgress, Status, StatusChanged
 from app.ui.controls import PrivacyPill
+from app.ui.device_words import device_words
 from app.ui.mic_state import MicState
 from app.ui.style import STATUS_COLOURS, repolish
 
@@ -47,6 +48,9 @@ STATUS_DETAIL_TEXTS = (
 # says "Mic paused — until the sound test ends", as the mic button does.
 TESTING_DETAIL = "paused during a sound test"
 STILL_WAITING = re.compile(r"still waiting for (.+) \((\d+) s\)")
+# What the session calls the embedded model in it (app.session.turn); a hosted model's
+# own name ("gpt-4o-mini") is shown as it is.
+WAITED_FOR_TEXTS = (QT_TRANSLATE_NOOP("StatusLine", "the local model"),)
 # The embedded model's first preparation (app.session.services.PREPARING_WORDS).
 PREPARING_TEXTS = (
     QT_TRANSLATE_NOOP("StatusLine", "preparing the embedded chat model: joining its parts"),
@@ -99,8 +103,10 @@ def status_detail_words(detail: str) -> str:
         return tr(detail)
     waiting = STILL_WAITING.fullmatch(detail)
     if waiting:
+        what, seconds = waiting.groups()
+        what = tr(what) if what in WAITED_FOR_TEXTS else what  # never half one language
         return QCoreApplication.translate("StatusLine", "still waiting for {0} ({1} s)").format(
-            *waiting.groups()
+            what, seconds
         )
     preparing = PREPARING.fullmatch(detail)
     if preparing and preparing[1] in PREPARING_TEXTS:
@@ -256,7 +262,8 @@ class StatusLine(QWidget):
         if not message:
             return
         log.info("notice%s: %s", " (error)" if error else "", message)
-        self._notices = [n for n in self._notices if n.message != message]
+        message = device_words(message)  # the audio layer speaks English
+        self._notices = [n for n in self._notices if n.message != message]  # as shown
         until = None if error else time.monotonic() + NOTICE_SHOWN_MS / 1000
         self._notices.append(_Notice(message, error, until))
         del self._notices[:-MAX_NOTICES]
@@ -312,7 +319,7 @@ class StatusLine(QWidget):
     def show_mic(self, *, available: bool, detail: str) -> None:
         """Say why the microphone is unavailable (nothing while it is available)."""
         note = (
-            self.tr("Microphone unavailable — {0}").format(detail)
+            self.tr("Microphone unavailable — {0}").format(device_words(detail))
             if detail
             else self.tr("Microphone unavailable")
         )

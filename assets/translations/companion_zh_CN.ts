@@ -326,6 +326,49 @@
     </message>
 </context>
 <context>
+    <name>DeviceWords</name>
+    <message>
+        <source>microphone</source>
+        <translation>麦克风</translation>
+    </message>
+    <message>
+        <source>sound output device</source>
+        <translation>声音输出设备</translation>
+    </message>
+    <message>
+        <source>No {0} was found on this computer.</source>
+        <translation>这台电脑上没有找到{0}。</translation>
+    </message>
+    <message>
+        <source>There is no default {0} (found {1}).</source>
+        <translation>没有默认的{0}（找到的有：{1}）。</translation>
+    </message>
+    <message>
+        <source>The {0} {1} was not found (found {2}).</source>
+        <translation>没有找到{0} {1}（找到的有：{2}）。</translation>
+    </message>
+    <message>
+        <source>Sound support is missing on this computer ({0}); install PortAudio (libportaudio2 on Debian and Ubuntu).</source>
+        <translation>这台电脑缺少声音支持（{0}）；请安装 PortAudio（Debian 和 Ubuntu 上是 libportaudio2）。</translation>
+    </message>
+    <message>
+        <source>Replies are shown but not heard; connect speakers or pick a device in the settings.</source>
+        <translation>回复会以文字显示，但听不到声音；请连接扬声器，或在设置中选择设备。</translation>
+    </message>
+    <message>
+        <source>Connect a microphone, or type your messages.</source>
+        <translation>请连接麦克风，或者打字输入。</translation>
+    </message>
+    <message>
+        <source>The sound output device cannot be opened ({0}).</source>
+        <translation>无法打开声音输出设备（{0}）。</translation>
+    </message>
+    <message>
+        <source>The sound output stopped working: the device may have been unplugged, or the sound system stopped ({0}).</source>
+        <translation>声音输出停止工作了：设备可能被拔掉了，或者声音系统停止了（{0}）。</translation>
+    </message>
+</context>
+<context>
     <name>FirstRunGuide</name>
     <message>
         <source>Companion can look at your screen when you ask it to (“what do you think of this?”). It takes a screenshot only when you ask about your screen or the model asks for one, you always see a notice when it happens, and the picture stays on this computer unless you use a hosted model. If you prefer, it can ask you before every screenshot.</source>
@@ -3026,6 +3069,10 @@
     <message>
         <source>the reply is shown: no sound output</source>
         <translation>回复以文字显示：没有声音输出设备</translation>
+    </message>
+    <message>
+        <source>the local model</source>
+        <translation>内置模型</translation>
     </message>
     <message>
         <source>Starting</source>
