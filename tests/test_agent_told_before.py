@@ -188,3 +188,11 @@ def test_a_pet_of_two_is_told_by_its_kind() -> None:
     assert "Rex" in recall_line("what is my puppy called", told)
     line = recall_line("what are my pets called", told)
     assert "Pepper" in line and "Rex" in line
+
+
+def test_what_was_told_in_english_is_said_back_in_chinese_when_asked_in_chinese() -> None:
+    line = recall_line("我叫什么名字？", SAID, chinese=True)
+    assert "“[joy] 你叫Tomas。”" in line
+    cat = recall_line("我的猫叫什么名字？", SAID, chinese=True)
+    assert "你的小猫叫Pepper。" in cat and "Tomas" not in cat
+    assert "bakery" in recall_line("我在哪里工作？", SAID, chinese=True)

@@ -152,9 +152,17 @@ def _matching(question: str, facts: list[Fact]) -> list[Fact]:
     return facts
 
 
+# A Chinese question about what was told in English: "我的猫叫什么名字？" asks for the cat.
+_ZH_WORDS = {
+    "猫": "cat", "狗": "dog", "鸟": "bird", "兔": "rabbit", "仓鼠": "hamster", "鱼": "fish",
+    "名字": "name", "工作": "work", "上班": "work", "住": "live",
+}  # fmt: skip
+
+
 def _words(question: str, facts: list[Fact]) -> set[str]:
     low = question.lower().replace("’", "'").replace("'s", " ")
     words = set(re.findall(r"[a-z]+", low))
+    words |= {english for zh, english in _ZH_WORDS.items() if zh in question}
     return words | {w for f in facts for w in f.about if not w.isascii() and w in question}
 
 
@@ -172,6 +180,7 @@ def recall_line(question: str, said: Iterable[str], *, chinese: bool = False) ->
         answer = " ".join(fact.answer for fact in facts)
         unanswered = _words(question, told) & _KINDS - set().union(*(f.about for f in facts))
         if chinese:
+            answer = "".join(_in_chinese(fact.answer) for fact in facts)
             return f"（我在问我告诉过你的事。你只用中文回答，就说这一句：“[joy] {answer}”）"
         line = f'(I am asking what I told you before. Answer me with: "[joy] Of course! {answer}"'
         if unanswered and not chinese:
@@ -183,6 +192,22 @@ def recall_line(question: str, said: Iterable[str], *, chinese: bool = False) ->
         "(I am asking what I told you before: if you know it, say it in words; "
         "if you don't, say so and ask me.)"
     )
+
+
+_PETS_ZH = {"cat": "猫", "kitten": "小猫", "kitty": "小猫", "dog": "狗", "puppy": "小狗",
+            "bird": "鸟", "rabbit": "兔子", "hamster": "仓鼠", "fish": "鱼"}  # fmt: skip
+
+
+def _in_chinese(answer: str) -> str:
+    """A fact told in English said back in Chinese where it can be ("Your name is
+    Tomas." -> "你叫Tomas。"; "Your kitten is called Pepper." -> "你的小猫叫Pepper。");
+    other English sentences stay as they are."""
+    if name := re.fullmatch(r"Your name is (.+)\.", answer):
+        return f"你叫{name[1]}。"
+    pet = re.fullmatch(r"Your (\w+) is called (.+)\.", answer)
+    if pet and pet[1].lower() in _PETS_ZH:
+        return f"你的{_PETS_ZH[pet[1].lower()]}叫{pet[2]}。"
+    return answer
 
 
 def telling_line(text: str, *, chinese: bool = False) -> str:
