@@ -181,6 +181,15 @@ def _chinese(text: str) -> bool:
     return bool(re.search(r"[\u4e00-\u9fff]", text))
 
 
+def heard_wrong(text: str) -> bool:
+    """Whether `text` is a sum speech recognition misheard, to be asked back ("What is
+    it? Time six."): it asks no time, no sum and nothing told before."""
+    return bool(
+        text and misheard_sum(text) and not asked_about_time(text)
+        and not asked_sums(text) and not asks_recall(text)
+    )
+
+
 def answer_lines(moment: datetime, text: str, earlier: Sequence[str] = ()) -> list[str]:
     """The lines after the new message's words `text`, said at `moment` (after the
     user's `earlier` messages in this conversation, oldest first): only what the words
@@ -213,9 +222,10 @@ def answer_lines(moment: datetime, text: str, earlier: Sequence[str] = ()) -> li
 
 
 def turn_note(moment: datetime, text: str, earlier: Sequence[str] = ()) -> str:
-    """The time line (in the words' language) and the answer lines (`answer_lines`) of
-    the new message's words `text`, one per line."""
-    return "\n".join([time_note(moment, _chinese(text)), *answer_lines(moment, text, earlier)])
+    """The time line (in the words' language; none for words heard wrong) and the
+    answer lines (`answer_lines`) of the new message's words `text`, one per line."""
+    time_line = [] if heard_wrong(text) else [time_note(moment, _chinese(text))]
+    return "\n".join([*time_line, *answer_lines(moment, text, earlier)])
 
 
 @dataclass(slots=True)
@@ -252,8 +262,12 @@ class TimeNotes:
             self._noted.clear()
         words = msg.text
         start = [memory_note_start(memory)] if memory else []
-        start.append(time_note(msg.timestamp, _chinese(words or before)))
-        answers = "\n".join(answer_lines(msg.timestamp, words, said))
+        lines = answer_lines(msg.timestamp, words, said)
+        if not heard_wrong(words):
+            # Words heard wrong get no time: with the time just before "What is it? Time
+            # six." the model said the time (at 12:37 and 9:37 of 6 hours swept).
+            start.append(time_note(msg.timestamp, _chinese(words or before)))
+        answers = "\n".join(lines)
         if isinstance(msg.content, str):
             content: str | list = "\n\n".join(p for p in [*start, msg.content, answers] if p)
         else:
