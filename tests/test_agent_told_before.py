@@ -46,7 +46,12 @@ def test_what_was_told_is_given_back_when_asked(question: str, answer: str) -> N
 
 @pytest.mark.parametrize(
     "question",
-    ["What was my kid today again?", "What was my kid his name again?", "what was my kid to say"],
+    [
+        "What was my kid today again?",
+        "What was my kid his name again?",
+        "What was my kid in the name again?",
+        "what was my kid to say",
+    ],
 )
 def test_a_misheard_question_gets_everything_told(question: str) -> None:
     line = recall_line(question, SAID[:1])  # heard so by tiny.en in bench_conversation
