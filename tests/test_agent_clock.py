@@ -10,7 +10,7 @@ from datetime import datetime
 
 import pytest
 
-from app.agent.clock import TimeNotes, asked_about_time, time_note, turn_note
+from app.agent.clock import TimeNotes, asked_about_time, reply_start, time_note, turn_note
 from app.llm import Msg
 
 MOMENT = datetime(2026, 12, 3, 16, 5).astimezone()  # a Thursday afternoon
@@ -146,3 +146,81 @@ def test_the_time_note_is_in_the_language_of_the_words(words: str, in_chinese: b
     if in_chinese:
         local = MOMENT.astimezone()
         assert f"{local.year}年{local.month}月{local.day}日" in first and "星期" in first
+
+
+# ----- the reply's start the app knows (`reply_start`) ---------------------------------
+@pytest.mark.parametrize(
+    ("words", "earlier", "start"),
+    [
+        ("Can you tell me what time it is right now?", [], "[neutral] It's 4:05 p.m."),
+        ("whats the time", [], "[neutral] It's 4:05 p.m."),
+        ("现在几点？", [], "[neutral] 现在是下午4点05分。"),
+        ("what is twelve plus seven", [], "[neutral] 12 plus 7 is 19."),
+        ("How much is one hundred minus thirty five?", [], "[neutral] 100 minus 35 is 65."),
+        ("十二加七等于多少？", [], "[neutral] 12加7等于19。"),
+        (
+            "What time is it, and what is 2 plus 2?", [],
+            "[neutral] It's 4:05 p.m. 2 plus 2 is 4.",
+        ),
+        (
+            "What was my kitten's name again?",
+            ["Hi! My name is Tomas and I just adopted a kitten called Pepper."],
+            "[joy] Of course! Your kitten is called Pepper.",
+        ),
+        (
+            "Do you remember my name?",
+            ["Hi! My name is Tomas and I just adopted a kitten called Pepper."],
+            "[joy] Of course! Your name is Tomas.",
+        ),
+        ("我叫什么名字？", ["Hi! My name is Tomas."], "[joy] 你叫Tomas。"),
+        (
+            "What is it? Time six.", [],
+            "[thinking] Sorry, I didn't catch that. Could you say it again?",
+        ),
+        (
+            "Hi! My name is Tomas and I just adopted a kitten called Pepper.", [],
+            "[joy] Hi Tomas, nice to meet you!",
+        ),
+    ],
+)
+def test_a_reply_the_app_knows_begins_with_the_sentence_its_note_gives(
+    words: str, earlier: list[str], start: str
+) -> None:
+    got = reply_start(MOMENT, words, earlier)
+    assert got == start
+    # the same sentence the model is told to answer with: the two never disagree
+    assert start.split("] ", 1)[1].split(" ")[0] in turn_note(MOMENT, words, earlier)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "I love rainy days, because I can read all afternoon.",
+        "Do you have any advice to help me calm down?",
+        "I'm a bit nervous about my job interview tomorrow.",  # a feeling: the model's words
+        "What was my kitten's name again?",  # nothing told: the model says it does not know
+        "",
+    ],
+)
+def test_a_reply_the_app_does_not_know_is_left_to_the_model(words: str) -> None:
+    assert reply_start(MOMENT, words, []) == ""
+
+
+def test_only_a_turn_that_is_the_users_message_alone_is_begun_by_the_app() -> None:
+    notes = TimeNotes()
+    question = Msg.user("what is twelve plus seven")
+    assert notes.reply_start([question]) == "[neutral] 12 plus 7 is 19."
+    # after a tool's result in the same turn the model finds its own words
+    tool_round = [question, Msg.assistant("looking"), Msg.user("result")]
+    assert notes.reply_start(tool_round) == ""
+    # what the long-term memory tells can be said back
+    from app.memory.recall import render_note
+    from app.memory.store import MemoryItem
+
+    memory = render_note([MemoryItem(1, "Mika", "My cat is called Luna.")])
+    asked = Msg.user("What is my cat called?")
+    assert notes.reply_start([asked], memory=memory) == "[joy] Of course! Your cat is called Luna."
+    # and what was said earlier in the conversation
+    earlier = [Msg.user("My dog is called Rex."), Msg.assistant("[joy] Oh, a dog!")]
+    dog = Msg.user("whats my dog called")
+    assert notes.reply_start([dog], earlier) == "[joy] Of course! Your dog is called Rex."

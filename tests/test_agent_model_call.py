@@ -91,3 +91,43 @@ async def test_a_turn_that_failed_raises_agent_turn_error_from_the_provider_erro
     # The core records nothing: the turn's messages are the owner's to keep.
     assert [m.text for m in turn.messages] == ["hi"]
     assert storage.load("c", core.history_uid) == []
+
+
+class _Continuing:
+    """A client that honours `reply_start` (as the embedded one does), over the scripted
+    server: what it streams stands for the start and the model's rest."""
+
+    continues_replies = True
+
+    def __init__(self, client: ProviderClient) -> None:
+        self.client = client
+
+    def stream(self, request: LLMRequest):  # type: ignore[no-untyped-def]
+        return self.client.stream(request)
+
+
+@pytest.mark.parametrize("continues", [True, False])
+async def test_a_sentence_break_follows_the_reply_start_the_app_knew(
+    server: ScriptedChatServer, continues: bool
+) -> None:
+    from app.agent.outputs import SentenceBreak
+
+    server.push(Reply.text_stream(["[neutral] It's 4:13 p", ".m. Anything", " else?"]))
+    client = client_of(server)
+    provider = _Continuing(client) if continues else client
+    request = REQUEST.model_copy(update={"reply_start": "[neutral] It's 4:13 p.m."})
+    call = stream_call(provider, request, Redactor(), ReplyGuard(0))
+    try:
+        items = [piece async for piece in call]
+    finally:
+        await client.aclose()
+    if continues:  # cut where the start ends, even inside a piece (".m. Anything")
+        assert items.count(SentenceBreak()) == 1
+        at = items.index(SentenceBreak())
+        assert "".join(map(str, items[:at])) == "[neutral] It's 4:13 p.m."
+        assert "".join(map(str, items[at + 1 :])) == " Anything else?"
+    else:  # a client that does not continue replies was never given one: no break
+        assert SentenceBreak() not in items
+    outcome = call.outcome
+    assert outcome.said == "[neutral] It's 4:13 p.m. Anything else?"
+    assert outcome.message is not None and outcome.message.text == outcome.said

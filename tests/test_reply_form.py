@@ -11,7 +11,7 @@ import pytest
 from app.agent.building import reply_form
 from app.config import Settings
 from app.llm import LLMRequest, Msg, create_provider_client
-from app.llm.reply_form import ReplyForm, reply_grammar
+from app.llm.reply_form import ReplyForm, reply_grammar, sentences_in
 from app.llm.wire.local import LocalModelClient
 from tests.test_llm_local import needs_model
 
@@ -183,3 +183,91 @@ def test_when_no_likely_token_fits_every_token_is_checked() -> None:
     before = stats.tokens
     assert _say(llama, None, "Say hello to Sam.")
     assert stats.tokens == before
+
+
+# ----- a reply the app has begun (`LLMRequest.reply_start`) ---------------------------
+@pytest.mark.parametrize("tags", ODD_TAGS)
+@pytest.mark.parametrize(("most", "said", "more"), [(3, 1, 2), (3, 2, 1), (3, 3, 1), (2, 5, 1)])
+def test_the_rest_of_a_begun_reply_compiles_and_may_end_at_once(
+    tags: tuple[str, ...], most: int, said: int, more: int
+) -> None:
+    from llama_cpp import LlamaGrammar
+
+    text = reply_grammar(ReplyForm(tags=tags, max_sentences=most), said)
+    LlamaGrammar.from_string(text, verbose=False)
+    root = re.search(r"^root ::= (.*)$", text, re.M)
+    assert root is not None
+    # no tag required first (the start has it), every later sentence optional
+    assert '"["' not in root[1] and root[1].endswith(")?")
+    assert root[1].count("next") == more
+    assert reply_grammar(ReplyForm(tags=tags, max_sentences=0), said).count("root ::= next*") == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("[neutral] 12 plus 7 is 19.", 1),
+        ("[neutral] 3.5 plus 1 is 4.5.", 1),
+        ("[joy] Of course! Your name is Tomas.", 2),
+        ("[joy] 你好，Tomas，很高兴认识你！", 1),
+        ("[thinking] Sorry, I didn't catch that. Could you say it again?", 2),
+        ("", 0),
+    ],
+)
+def test_the_sentences_of_a_start_are_counted(text: str, count: int) -> None:
+    assert sentences_in(text) == count
+
+
+def test_only_a_model_that_carries_its_chat_template_is_continued() -> None:
+    from app.llm.wire.local_continue import can_continue
+
+    class Loaded:
+        def __init__(self, metadata: dict[str, str], chat_format: str) -> None:
+            self.metadata, self.chat_format, self.chat_handler = metadata, chat_format, None
+
+    template = {"tokenizer.chat_template": "{% for m in messages %}{{ m.content }}{% endfor %}"}
+    assert can_continue(Loaded(template, "chat_template.default"))
+    assert not can_continue(Loaded({}, "llama-2"))
+    assert not can_continue(Loaded(template, "chatml"))  # a named format of llama-cpp-python's
+
+
+@needs_model
+async def test_the_real_model_goes_on_from_the_start_it_is_given() -> None:
+    """The start is the stream's first words, before the model has read anything; the
+    model read the conversation with its reply begun (the start is in what it read, after
+    the assistant's turn opened) and wrote the rest in form; the message is the whole."""
+    client = create_provider_client("local/smollm2", n_threads=2)
+    assert isinstance(client, LocalModelClient)
+    tags = ("joy", "sad", "neutral")
+    start = "[joy] Hi Sam, nice to meet you!"
+    request = LLMRequest(
+        model="smollm2",
+        messages=[
+            Msg.system("You are Mika, a friendly companion. Tags: [joy], [sad], [neutral]."),
+            Msg.user("Hi! I'm Sam. Tell me about your favourite food."),
+        ],
+        stream=True,
+        max_tokens=80,
+        temperature=0.0,
+        reply_form=ReplyForm(tags=tags, max_sentences=3),
+        reply_start=start,
+    )
+    assert client.continues_replies
+    deltas: list[str] = []
+    completed = None
+    try:
+        async for event in client.stream(request):
+            if event.kind == "block.delta" and event.channel == "text":
+                deltas.append(event.delta)
+            elif event.kind == "response.completed":
+                completed = event.response
+        llama = client.local_model._llama
+        read = llama.detokenize(llama.input_ids[: llama.n_tokens].tolist()).decode()
+    finally:
+        await client.aclose()
+    assert deltas[0] == start
+    assert completed is not None and completed.text.startswith(start)
+    assert f"assistant\n{start}" in read  # the model went on from it, not a new reply
+    rest = completed.text[len(start) :]
+    assert all(tag in tags for tag in re.findall(r"\[([^\]]*)\]", rest)), completed.text
+    assert "\n" not in rest and not rest.lstrip().startswith(start)

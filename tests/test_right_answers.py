@@ -148,3 +148,31 @@ async def test_small_sums_asked_in_any_words_are_answered_right() -> None:
         return SUMS[question] in numbers_in(reply)
 
     assert await wrong_answers(list(SUMS), right) == []
+
+
+async def test_a_reply_the_app_knows_is_begun_with_it_and_the_model_goes_on() -> None:
+    """A greeting with a name, a sum and a name asked back: each reply's first sentence
+    is the one the app knew (heard at once), with its face; the model went on from it
+    in the same message (no second greeting, no sum said twice), and the conversation
+    keeps the whole reply."""
+    async with embedded_session() as session:
+        session.agent.history.clear()
+        turns = [
+            ("Hi! My name is Tomas and I just adopted a kitten called Pepper.",
+             "Hi Tomas, nice to meet you!", "joy"),
+            ("what is twelve plus seven", "12 plus 7 is 19.", "neutral"),
+            ("What was my kitten's name again?", "Of course!", "joy"),
+        ]  # fmt: skip
+        for question, first, face in turns:
+            result = await session.send_text(question)
+            said = [s for s in result.sentences if not s.is_thinking]
+            assert said[0].display_text == first, reply_of(result)
+            assert said[0].actions.expressions[:1] == [face], reply_of(result)
+            reply = reply_of(result)
+            assert reply.count(first) == 1, reply
+            if first == "Of course!":
+                assert "Pepper" in said[1].display_text, reply
+        stored = [m.text for m in session.agent.history if m.role == "assistant"]
+    assert stored[0].startswith("[joy] Hi Tomas, nice to meet you!")
+    assert stored[1].startswith("[neutral] 12 plus 7 is 19.")
+    assert stored[2].startswith("[joy] Of course! Your kitten is called Pepper.")

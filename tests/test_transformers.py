@@ -819,3 +819,24 @@ def test_dividing_a_reply_takes_work_linear_in_its_length(shape: str) -> None:
     small = _divider_work(LONG_SHAPES[shape](400))
     large = _divider_work(LONG_SHAPES[shape](1_600))
     assert large < 4.6 * small, (small, large)
+
+
+async def test_a_sentence_break_speaks_the_sentence_before_the_next_token() -> None:
+    """The reply's start the app knew ends in "p.m." (which alone waits for the next
+    token: "p.m. tomorrow"?): the break lets it out before the model's next words."""
+    from app.agent.outputs import SentenceBreak
+
+    outputs: list[SentenceOutput] = []
+
+    async def tokens() -> AsyncIterator[str | SentenceBreak]:
+        yield "[neutral] It's 4:13 p.m."
+        yield SentenceBreak()
+        # the pipeline asks for more only after it handed out what it had
+        assert [o.display_text for o in outputs] == ["It's 4:13 p.m."]
+        assert outputs[0].actions.expressions == ["neutral"]
+        yield " Anything else?"
+
+    async for item in reply_pipeline(tokens()):
+        assert isinstance(item, SentenceOutput)
+        outputs.append(item)
+    assert [o.display_text for o in outputs] == ["It's 4:13 p.m.", "Anything else?"]

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from app.agent.commit import TurnCommit
 from app.agent.masking import mask_message
 from app.agent.model_call import CallOutcome, ModelCallStream
-from app.agent.outputs import ThinkingDelta, ToolStatus
+from app.agent.outputs import SentenceBreak, ThinkingDelta, ToolStatus
 from app.agent.reply_guard import ReplyCut, ReplyGuard, fallback_reply, has_words, nudged
 from app.agent.streams import OutcomeStream
 from app.llm import Msg, Role, TextBlock, ToolChoice, ToolUseBlock, is_context_overflow
@@ -55,7 +55,7 @@ _TOOLS_REJECTED = re.compile(
     re.IGNORECASE,
 )
 
-TurnItem = str | ThinkingDelta | ToolStatus | ReplyCut
+TurnItem = str | ThinkingDelta | SentenceBreak | ToolStatus | ReplyCut
 
 
 def rejects_tools(error: object) -> bool:
@@ -221,7 +221,7 @@ class AgentTurn(OutcomeStream[TurnItem]):
 
     async def _answer(
         self, final_round: bool, *, nudge: bool
-    ) -> AsyncGenerator[str | ThinkingDelta, None]:
+    ) -> AsyncGenerator[str | ThinkingDelta | SentenceBreak, None]:
         """One model call, tried again without tools if the model rejects them and once
         trimmed harder if the prompt overflowed (never after output was streamed);
         `nudge` reminds the model to answer in words (its first answer had none)."""

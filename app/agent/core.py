@@ -206,6 +206,9 @@ class AgentCore:
         system = [Msg.system(self.system_prompt)] if self.system_prompt else []
         if not tools:  # looks the app made for a model without tools: told in words
             history, turn = fold_app_looks(history), fold_app_looks(turn)
+        start = ""
+        if self.time_notes and self.provider.continues_replies:
+            start = self._clock.reply_start(turn, history, note)
         if self.time_notes:
             # In the new user message, not the system prompt: the prompt's beginning
             # stays the same from turn to turn, so a local model reuses what it read.
@@ -229,6 +232,7 @@ class AgentCore:
             max_tokens=self.max_tokens,
             stream=True,
             reply_form=self.reply_form,
+            reply_start=start or None,
         )
 
     async def warm_up(self) -> None:

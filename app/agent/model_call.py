@@ -10,7 +10,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
 from app.agent.masking import ReplyMasking, mask_message
-from app.agent.outputs import ThinkingDelta
+from app.agent.outputs import SentenceBreak, ThinkingDelta
 from app.agent.reply_guard import ReplyCut, ReplyGuard, kept_message
 from app.agent.streams import OutcomeStream
 from app.llm import LLMRequest, Msg, ProviderError, StreamingProvider, Usage
@@ -36,8 +36,9 @@ class CallOutcome:
     finished: float | None = None
 
 
-class ModelCallStream(OutcomeStream[str | ThinkingDelta]):
-    """The model's answer to one request, as it streams: text and typed reasoning."""
+class ModelCallStream(OutcomeStream[str | ThinkingDelta | SentenceBreak]):
+    """The model's answer to one request, as it streams: text and typed reasoning, and a
+    `SentenceBreak` where the reply's start the app knew (`LLMRequest.reply_start`) ends."""
 
     def __init__(
         self,
@@ -60,6 +61,19 @@ class ModelCallStream(OutcomeStream[str | ThinkingDelta]):
         self._request_sent: float | None = None
         self._first_token: float | None = None
         self._finished: float | None = None
+        # Characters of the reply's known start still to come (the client streams it first).
+        begun = request.reply_start if getattr(provider, "continues_replies", False) else None
+        self._begun_left = len(begun or "")
+
+    def _passed(self, piece: str) -> list[str | SentenceBreak]:
+        """`piece` as it is passed on: with a `SentenceBreak` where the known start ends."""
+        self._parts.append(piece)
+        left = self._begun_left
+        if left <= 0 or len(piece) < left:
+            self._begun_left -= len(piece)
+            return [piece]
+        self._begun_left = 0
+        return [p for p in (piece[:left], SentenceBreak(), piece[left:]) if p]
 
     @property
     def outcome(self) -> CallOutcome:
@@ -79,7 +93,7 @@ class ModelCallStream(OutcomeStream[str | ThinkingDelta]):
             finished=self._finished,
         )
 
-    async def _items(self) -> AsyncGenerator[str | ThinkingDelta, None]:
+    async def _items(self) -> AsyncGenerator[str | ThinkingDelta | SentenceBreak, None]:
         self._request_sent = time.perf_counter()
         guard = self._guard
         # The model's words are masked as they come in (a key it repeats is never shown,
@@ -102,8 +116,8 @@ class ModelCallStream(OutcomeStream[str | ThinkingDelta]):
                             continue
                         piece, stopped = guard.feed(item)
                         if piece:
-                            self._parts.append(piece)
-                            yield piece
+                            for out in self._passed(piece):
+                                yield out
                         if stopped:
                             break
                     if stopped:
@@ -124,8 +138,8 @@ class ModelCallStream(OutcomeStream[str | ThinkingDelta]):
                         continue
                     piece, stopped = guard.feed(item)
                     if piece:
-                        self._parts.append(piece)
-                        yield piece
+                        for out in self._passed(piece):
+                            yield out
                     if stopped:
                         break
                 if self._finish_reason is not None:

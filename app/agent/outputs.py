@@ -42,6 +42,13 @@ class ThinkingDelta:
     text: str
 
 
+@dataclass(slots=True, frozen=True)
+class SentenceBreak:
+    """In the answer's token stream: the text before it ends a sentence, to be spoken now
+    (the reply's start the app knew, `LLMRequest.reply_start`; without it, "It's 4:13
+    p.m." would wait for the model's next token to show the sentence is over)."""
+
+
 @dataclass(slots=True)
 class ToolStatus:
     """A tool is running (or finished) so the user never waits on a blank."""

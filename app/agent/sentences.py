@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from app.agent.markup import SENTENCE_STOPS, TAG, Piece, SentenceSplitter
-from app.agent.outputs import ThinkingDelta
+from app.agent.outputs import SentenceBreak, ThinkingDelta
 
 __all__ = ["Fragment", "sentence_divider"]
 
@@ -38,7 +38,7 @@ def _fragments(pieces: list[Piece]) -> list[Fragment]:
 
 
 async def sentence_divider(
-    tokens: AsyncIterable[str | ThinkingDelta | Passthrough],
+    tokens: AsyncIterable[str | ThinkingDelta | SentenceBreak | Passthrough],
     *,
     first_fragment_at_comma: bool = True,
     first_fragment_min_words: int = 3,
@@ -67,6 +67,10 @@ async def sentence_divider(
                         else splitter.feed_thinking(token.text)
                     )
                     for fragment in _fragments(pieces):
+                        yield fragment
+                    continue
+                if isinstance(token, SentenceBreak):  # what came before is a whole sentence
+                    for fragment in _fragments(splitter.end_message()):
                         yield fragment
                     continue
                 for fragment in _fragments(splitter.end_message()):

@@ -19,7 +19,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Fact", "asks_recall", "recall_line", "telling_line", "told_facts"]
+__all__ = [
+    "Fact", "asks_recall", "recall_answer", "recall_line", "telling_line", "telling_start",
+    "told_facts",
+]
 
 _ASKS = re.compile(
     r"\b(?:do|did|can|could) you (?:still |even )?(?:remember|recall|know)\b"
@@ -172,19 +175,31 @@ def _words(question: str, facts: list[Fact]) -> set[str]:
 _KINDS = frozenset({*_JOB, "live", "home", "city", "country", "age", "old"}) | _PETS
 
 
+def recall_answer(question: str, said: Iterable[str], *, chinese: bool = False) -> str:
+    """The sentence that says back what `question` asks of the user's earlier messages
+    `said` (oldest first), with its face: "[joy] Of course! Your name is Tomas." ("" when
+    nothing told answers it)."""
+    facts = _matching(question, told_facts(said))[-3:]
+    if not facts:
+        return ""
+    if chinese:
+        return "[joy] " + "".join(_in_chinese(fact.answer) for fact in facts)
+    return "[joy] Of course! " + " ".join(fact.answer for fact in facts)
+
+
 def recall_line(question: str, said: Iterable[str], *, chinese: bool = False) -> str:
     """The note's line for `question`, which asks what the user told in their earlier
     messages `said` (oldest first): the sentence to say it back with."""
-    told = told_facts(said)
-    facts = _matching(question, told)[-3:]
-    if facts:
-        answer = " ".join(fact.answer for fact in facts)
-        unanswered = _words(question, told) & _KINDS - set().union(*(f.about for f in facts))
+    said = list(said)
+    answer = recall_answer(question, said, chinese=chinese)
+    if answer:
         if chinese:
-            answer = "".join(_in_chinese(fact.answer) for fact in facts)
-            return f"（我在问我告诉过你的事。你只用中文回答，就说这一句：“[joy] {answer}”）"
-        line = f'(I am asking what I told you before. Answer me with: "[joy] Of course! {answer}"'
-        if unanswered and not chinese:
+            return f"（我在问我告诉过你的事。你只用中文回答，就说这一句：“{answer}”）"
+        told = told_facts(said)
+        facts = _matching(question, told)[-3:]
+        unanswered = _words(question, told) & _KINDS - set().union(*(f.about for f in facts))
+        line = f'(I am asking what I told you before. Answer me with: "{answer}"'
+        if unanswered:
             line += " Then say what else I asked if you know it; if you don't, say so"
         return line + ")"
     if chinese:
@@ -211,10 +226,10 @@ def _in_chinese(answer: str) -> str:
     return answer
 
 
-def telling_line(text: str, *, chinese: bool = False) -> str:
-    """The note's line when `text` tells something about the user ("I work at a
-    bakery"): a 1.5B model answered it with the user's own words, "I work at a bakery
-    in the old town." ("" when it tells nothing)."""
+def telling_start(text: str, *, chinese: bool = False) -> str:
+    """How the answer to `text` begins when it tells something about the user, with its
+    face: "[joy] Hi Tomas, nice to meet you!", "[joy] Oh, you work at a bakery!" (""
+    when it tells nothing)."""
     facts = told_facts([text])
     if not facts:
         return ""
@@ -222,13 +237,24 @@ def telling_line(text: str, *, chinese: bool = False) -> str:
     if names:  # a greeting: "Hi, my name is Tomas and I just adopted a kitten ..."
         name = names[-1].removeprefix("Your name is ").removeprefix("你叫").rstrip(".。")
         if chinese:
-            return f"（我在告诉你我的事。回答以这句开头：“[joy] 你好，{name}，很高兴认识你！”）"
-        hello = f"[joy] Hi {name}, nice to meet you!"
-        return f'(I am telling you about me. Begin your answer with: "{hello}")'
+            return f"[joy] 你好，{name}，很高兴认识你！"
+        return f"[joy] Hi {name}, nice to meet you!"
     said = facts[-1].answer
     if chinese:
-        return f"（我在告诉你我的事。回答以这句开头：“[joy] 哦，{said.rstrip('。')}！”）"
+        return f"[joy] 哦，{said.rstrip('。')}！"
     # Told that it is "you" (with an example, or not), the model said "I work at a bakery
     # in the old town." back; given the start of its answer, it goes on from there.
     said = said[:1].lower() + said[1:].rstrip(".")
-    return f'(I am telling you about me. Begin your answer with: "[joy] Oh, {said}!")'
+    return f"[joy] Oh, {said}!"
+
+
+def telling_line(text: str, *, chinese: bool = False) -> str:
+    """The note's line when `text` tells something about the user ("I work at a
+    bakery"): a 1.5B model answered it with the user's own words, "I work at a bakery
+    in the old town." ("" when it tells nothing)."""
+    start = telling_start(text, chinese=chinese)
+    if not start:
+        return ""
+    if chinese:
+        return f"（我在告诉你我的事。回答以这句开头：“{start}”）"
+    return f'(I am telling you about me. Begin your answer with: "{start}")'

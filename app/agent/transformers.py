@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, AsyncIterable, Sequence
 from typing import NamedTuple, TypeGuard, TypeVar, cast
 
 from app.agent.markup import might_hold_tag, take_tags
-from app.agent.outputs import Actions, SentenceOutput, ThinkingDelta
+from app.agent.outputs import Actions, SentenceBreak, SentenceOutput, ThinkingDelta
 from app.agent.reply_guard import ReplyCut, drop_cut_tail
 from app.agent.sentences import Fragment, close_source, sentence_divider
 from app.agent.speech_text import speakable, tidy_spaces
@@ -140,7 +140,7 @@ async def tts_filter(
 
 
 def reply_pipeline(
-    tokens: AsyncIterable[str | ThinkingDelta | ReplyCut | Passthrough],
+    tokens: AsyncIterable[str | ThinkingDelta | SentenceBreak | ReplyCut | Passthrough],
     *,
     expressions: Sequence[str] = EXPRESSIONS,
     first_fragment_at_comma: bool = True,

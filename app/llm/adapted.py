@@ -96,6 +96,10 @@ class AdaptedClient(ModelClient):
     def reads_ahead(self) -> bool:
         return isinstance(self.provider, _ReadsAhead)
 
+    @property
+    def continues_replies(self) -> bool:
+        return bool(getattr(self.provider, "continues_replies", False))
+
     async def read_ahead(self, request: LLMRequest) -> None:
         if isinstance(self.provider, _ReadsAhead):
             await self.provider.read_ahead(request)

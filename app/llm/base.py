@@ -60,6 +60,12 @@ class ModelClient:
         `read_ahead` does)."""
         return type(self).read_ahead is not ModelClient.read_ahead
 
+    @property
+    def continues_replies(self) -> bool:
+        """Whether a request's `reply_start` is honoured: streamed at once, and the model
+        goes on from it (the embedded one; a hosted API has no way to be given it)."""
+        return False
+
     async def read_ahead(self, request: LLMRequest) -> None:
         """Read `request`'s prompt now, ahead of the turn it begins (nothing to gain for a
         model that does not keep what it read)."""

@@ -17,11 +17,12 @@ digits (`3.5`) does not end it. At most `max_sentences` (0: any number).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ReplyForm", "reply_grammar"]
+__all__ = ["ReplyForm", "reply_grammar", "sentences_in"]
 
 _ENDS = ".!?。！？…"
 # Not in a sentence: a bracket (no second tag), a line break, or an end.
@@ -45,7 +46,7 @@ def _literal(text: str) -> str:
 
 
 @lru_cache(maxsize=16)
-def _grammar(tags: tuple[str, ...], max_sentences: int) -> str:
+def _grammar(tags: tuple[str, ...], max_sentences: int, said: int = 0) -> str:
     names = [t for t in dict.fromkeys(tags) if t.strip() and "]" not in t]
     if not names:
         raise ValueError("a reply form needs at least one expression tag")
@@ -53,8 +54,12 @@ def _grammar(tags: tuple[str, ...], max_sentences: int) -> str:
         sentences = "sentence (next)*"
     else:
         sentences = "sentence" + " (next" * (max_sentences - 1) + ")?" * (max_sentences - 1)
+    root = f'"[" tag "]" {sentences}'
+    if said > 0:  # a reply begun by the app: what may follow its sentences
+        more = max(max_sentences - said, 1)
+        root = "next*" if max_sentences <= 0 else "(next" + " (next" * (more - 1) + ")?" * more
     lines = [
-        f'root ::= "[" tag "]" {sentences}',
+        f"root ::= {root}",
         "tag ::= " + " | ".join(_literal(n) for n in names),
         # A later sentence may change the face: a tag in front of it (never two).
         'next ::= (" "* "[" tag "]")? sentence',
@@ -68,6 +73,16 @@ def _grammar(tags: tuple[str, ...], max_sentences: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def reply_grammar(form: ReplyForm) -> str:
-    """The GBNF grammar of `form` (the tags as literals, escaped)."""
-    return _grammar(tuple(form.tags), form.max_sentences)
+def reply_grammar(form: ReplyForm, said: int = 0) -> str:
+    """The GBNF grammar of `form` (the tags as literals, escaped); with `said`, of the
+    rest of a reply begun with that many sentences (none more, or up to the form's
+    count, and at least one more allowed)."""
+    return _grammar(tuple(form.tags), form.max_sentences, said)
+
+
+_SENTENCE_END = re.compile(r"(?<![0-9])[" + _ENDS + r"]+|(?<=[0-9])[" + _ENDS + r"]+(?![0-9])")
+
+
+def sentences_in(text: str) -> int:
+    """How many sentences `text` (a reply's start, tags and all) holds, by their ends."""
+    return len(_SENTENCE_END.findall(re.sub(r"\[[^\]]*\]", " ", text)))

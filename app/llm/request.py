@@ -96,6 +96,10 @@ class LLMRequest(BaseModel):
     # The form a spoken reply takes (a tag, then a few sentences): the embedded model
     # is held to it by a grammar; other wires leave it to the prompt.
     reply_form: ReplyForm | None = None
+    # The start of the reply the app already knows ("[neutral] It's 4:13 p.m."): a
+    # client that `continues_replies` streams it at once and has the model go on from
+    # it; only such a client is given one (`AgentCore.build_request`).
+    reply_start: str | None = None
 
     @field_validator("tool_choice")
     @classmethod

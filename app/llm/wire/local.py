@@ -36,12 +36,13 @@ from app.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from app.llm.reply_form import reply_grammar
+from app.llm.reply_form import reply_grammar, sentences_in
 from app.llm.request import LLMRequest, estimate_input_tokens, require_stream_flag
 from app.llm.response import LLMResponse
 from app.llm.routing import ModelRoute
 from app.llm.transform import prepare_messages
 from app.llm.wire.llama_device import GpuUse, llama_class, load_on_device, loaded_words
+from app.llm.wire.local_continue import can_continue, continued
 from app.llm.wire.local_files import (
     DEFAULT_EMBEDDED,
     SMALL_EMBEDDED,
@@ -175,6 +176,12 @@ class LocalModel:
                 logger.info("%s", loaded_words(self.path.name, loaded))
             return self._llama
 
+    @property
+    def continues(self) -> bool:
+        """Whether the loaded model can be given the start of its reply (its file
+        carries its chat template: `app.llm.wire.local_continue`)."""
+        return self._llama is not None and can_continue(self._llama)
+
     def forget_prefix(self) -> None:
         """Forget what llama.cpp has evaluated: the next call reads its whole prompt
         (the dialogue bench compares this with the prefix kept across turns)."""
@@ -204,13 +211,16 @@ class LocalModel:
         *,
         keep_prefix: bool = False,
         ahead: bool = False,
+        start: str = "",
     ) -> None:
         """Run one streamed completion (on the calling thread), handing each chunk to
         `emit`; `stop` is checked between chunks. `keep_prefix` (a request beside the
         conversation): afterwards the model has the evaluated prompt it had before, and
         `stop` also ends the reading of the prompt (`app.llm.wire.local_side`).
         `ahead` (the next turn's prompt read before it comes): `stop` ends the reading
-        too, and what was read in whole batches of `AHEAD_BATCH` stays read."""
+        too, and what was read in whole batches of `AHEAD_BATCH` stays read. `start`: the
+        reply begins with it, the model goes on after it (`app.llm.wire.local_continue`;
+        only when `continues`)."""
         with self._generation_lock, contextlib.ExitStack() as kept:
             chunks = 0
             stopped = stop.is_set()
@@ -226,6 +236,8 @@ class LocalModel:
                         kept.enter_context(stoppable(llama, stop))
                     if ahead:
                         kept.enter_context(batches_of(llama, AHEAD_BATCH))
+                    if start:
+                        kept.enter_context(continued(llama, start))
                     held = llama.input_ids[: llama.n_tokens].copy()
                     iterator = llama.create_chat_completion(**params, stream=True)
                     try:
@@ -257,6 +269,15 @@ class LocalModel:
                     (time.perf_counter() - started) * 1000,
                     ", stopped" if stopped else "",
                 )
+
+
+def _begun_chunk(start: str) -> dict[str, Any]:
+    """The reply's known start as the first chunk of its stream."""
+    delta = {"role": "assistant", "content": start}
+    return {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+    }
 
 
 def _text_of(msg: Msg) -> str:
@@ -382,7 +403,7 @@ class LocalModelClient(ModelClient):
         if not await asyncio.to_thread(self.local_model.wait_idle, 30.0):
             logger.warning("The embedded model did not stop within 30 s")
 
-    def _params(self, request: LLMRequest) -> dict[str, Any]:
+    def _params(self, request: LLMRequest, start: str = "") -> dict[str, Any]:
         params: dict[str, Any] = {"messages": to_messages(request), **self.sampling()}
         for name in ("temperature", "top_p", "max_tokens", "response_format"):
             value = getattr(request, name)
@@ -392,19 +413,20 @@ class LocalModelClient(ModelClient):
             logger.info(
                 "The embedded model cannot call tools; the request's tools are not offered."
             )
-        grammar = self._grammar(request)
+        grammar = self._grammar(request, sentences_in(start))
         if grammar is not None:
             params["grammar"] = grammar
         params.update(request.provider_options)
         return params
 
-    def _grammar(self, request: LLMRequest) -> Any:
+    def _grammar(self, request: LLMRequest, said: int = 0) -> Any:
         """The grammar of the request's reply form (compiled once per form), or None:
-        no form, a request with its own output format, or a form llama.cpp refused."""
+        no form, a request with its own output format, or a form llama.cpp refused.
+        `said`: the reply was begun with that many sentences (the rest of the form)."""
         form = request.reply_form
         if form is None or request.response_format is not None:
             return None
-        text = reply_grammar(form)
+        text = reply_grammar(form, said)
         if text not in self._grammars:
             try:
                 from llama_cpp import LlamaGrammar
@@ -431,6 +453,13 @@ class LocalModelClient(ModelClient):
                 provider="local",
             )
         return ModelResponseFailed(f"{LABEL} failed: {message}", provider="local")
+
+    @property
+    def continues_replies(self) -> bool:
+        """A request's `reply_start` is streamed at once and the model goes on from it
+        (when the model file carries its chat template, as the embedded ones do; else
+        the start is left to the model, told in the answer lines)."""
+        return True
 
     async def read_ahead(self, request: LLMRequest) -> None:
         """Read `request`'s prompt now and keep it evaluated: the turn it begins then
@@ -460,16 +489,23 @@ class LocalModelClient(ModelClient):
 
         try:
             try:
-                params = self._params(request)
                 await self.local_model.load()
+                start = request.reply_start or ""
+                start = start if start.strip() and self.local_model.continues else ""
+                params = self._params(request, start)
             except ProviderError as exc:
                 yield emitter.failed(exc)
                 return
+            if start:  # heard now: the model reads the prompt and goes on after it
+                for event in parser.feed(_begun_chunk(start)):
+                    yield event
             threading.Thread(
                 target=self.local_model.generate,
                 args=(params, emit, stop),
                 # A request beside the conversation leaves its evaluated prompt as it was.
-                kwargs={"keep_prefix": request.cache == "none", "ahead": ahead},
+                kwargs={
+                    "keep_prefix": request.cache == "none", "ahead": ahead, "start": start,
+                },
                 name="companion-local-llm",
                 # Not a daemon: the interpreter must not exit under a running eval.
                 daemon=False,
