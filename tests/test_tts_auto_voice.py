@@ -79,25 +79,43 @@ def test_the_default_engine_is_the_auto_voice_and_a_named_system_voice_is_the_sy
     assert Settings().tts.engine == "auto"
 
 
-async def test_english_is_spoken_by_hibari_and_chinese_by_the_system_s_mandarin(
+async def test_english_is_spoken_by_hibari_and_chinese_by_the_chinese_voice(
     voice: AutoVoice,
 ) -> None:
     english = await voice.synthesize("Hi! It's sunny today.")
     assert english.sample_rate == HIBARI_RATE and voiced(english)
+    assert voice.chinese is not None  # installed with the app (app.tts.kokoro_mandarin)
     chinese = await voice.synthesize("你好，今天天气很好。")
-    assert chinese.sample_rate != HIBARI_RATE and voiced(chinese)
-    if sys.platform.startswith("linux"):
-        # espeak-ng's pinyin voice reading it as pinyin (app.tts.mandarin): not its
-        # Mandarin voice reading the characters as English words and digits
-        pinyin = await voice.system.synthesize("ni2 hao3, jin1 tian1 tian1 qi4 hen3 hao3.", PINYIN)
-        assert abs(chinese.duration_s - pinyin.duration_s) < 0.05
+    direct = await voice.chinese.synthesize("你好，今天天气很好。")
+    assert voiced(chinese) and chinese.pcm == direct.pcm  # the Chinese voice said it
+    assert chinese.duration_s > 1.0
 
 
-async def test_streaming_hands_out_hibari_chunks_and_the_system_clip(voice: AutoVoice) -> None:
+async def test_without_the_chinese_voice_the_system_s_mandarin_says_chinese() -> None:
+    from app.tts.hibari_engine import HibariEngine
+
+    voice = AutoVoice(HibariEngine(), Pyttsx3Engine(), chinese=None)
+    try:
+        chinese = await voice.synthesize("你好，今天天气很好。")
+        assert chinese.sample_rate != HIBARI_RATE and voiced(chinese)
+        if sys.platform.startswith("linux"):
+            # espeak-ng's pinyin voice reading it as pinyin (app.tts.mandarin): not its
+            # Mandarin voice reading the characters as English words and digits
+            pinyin = await voice.system.synthesize(
+                "ni2 hao3, jin1 tian1 tian1 qi4 hen3 hao3.", PINYIN
+            )
+            assert abs(chinese.duration_s - pinyin.duration_s) < 0.05
+        chunks = [c async for c in voice.stream("谢谢你。")]
+        assert len(chunks) == 1 and chunks[0].sample_rate != HIBARI_RATE
+    finally:
+        await voice.aclose()
+
+
+async def test_streaming_hands_out_hibari_and_chinese_voice_chunks(voice: AutoVoice) -> None:
     english = [c async for c in voice.stream("One sentence. And another one.")]
     assert english and all(c.sample_rate == HIBARI_RATE for c in english)
     chinese = [c async for c in voice.stream("谢谢你。")]
-    assert len(chinese) == 1 and chinese[0].sample_rate != HIBARI_RATE
+    assert chinese and all(voiced(c) for c in chinese)
 
 
 async def test_when_hibari_cannot_load_the_system_voice_speaks_and_the_user_is_told(
@@ -194,3 +212,50 @@ async def test_a_session_whose_natural_voice_fails_says_so_and_still_speaks(
     said = [n for n in notices if "natural voice could not be loaded" in n.message]
     assert len(said) == 1 and not said[0].error
     assert result.error is None and sink.sample_rate == 22_050 and len(sink.pcm) > 22_050
+
+
+class _Broken(_Stumbles):
+    """A Chinese voice that cannot load (its model missing), or says one sentence badly."""
+
+    def __init__(self, unavailable: bool) -> None:
+        super().__init__()
+        self.unavailable = unavailable
+        self.asked = 0
+
+    async def synthesize(
+        self, text: str, voice: str | None = None, rate: int | None = None
+    ) -> SynthesizedAudio:
+        from app.tts import TTSUnavailableError
+
+        self.asked += 1
+        if self.unavailable:
+            raise TTSUnavailableError("the Chinese voice's model is not installed")
+        return await super().synthesize(text, voice, rate)
+
+
+@pytest.mark.parametrize("unavailable", [True, False])
+async def test_a_chinese_voice_that_fails_leaves_chinese_to_the_system_voice(
+    unavailable: bool,
+) -> None:
+    """Unavailable: said once, and never asked again; one sentence it stumbles on: that
+    sentence only goes to the system voice. English never goes to it."""
+    from app.tts.hibari_engine import HibariEngine
+
+    notices: list[str] = []
+    chinese = _Broken(unavailable)
+    voice = AutoVoice(HibariEngine(), Pyttsx3Engine(), chinese=chinese, on_notice=notices.append)
+    try:
+        first = await voice.synthesize("你好，stumble。" if not unavailable else "你好。")
+        second = await voice.synthesize("谢谢你。")
+        english = await voice.synthesize("Thank you.")
+    finally:
+        await voice.aclose()
+    assert voiced(first) and first.sample_rate != HIBARI_RATE  # the system voice said it
+    assert voiced(english) and english.sample_rate == HIBARI_RATE
+    if unavailable:
+        assert chinese.asked == 1 and second.sample_rate != HIBARI_RATE
+        assert len(notices) == 1 and "Chinese voice could not be loaded" in notices[0]
+        assert "system voice speaks Chinese instead" in notices[0]
+    else:
+        assert chinese.said == ["谢谢你。"] and second.sample_rate == HIBARI_RATE
+        assert notices == [] and voice.chinese_failure is None

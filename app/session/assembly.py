@@ -49,9 +49,12 @@ def build_speech(settings: Settings) -> SpeechClient:
 
 
 def build_tts(settings: Settings, on_notice: Callable[[str], None] | None = None) -> TTSEngine:
+    from app.speech.languages import base_code, is_auto, ui_code
     from app.tts import create_tts_engine
 
-    return create_tts_engine(settings.tts, on_notice=on_notice)
+    spoken = settings.speech.language
+    heard = ui_code(settings.ui.language) if is_auto(spoken) else base_code(spoken or "")
+    return create_tts_engine(settings.tts, on_notice=on_notice, chinese_expected=heard == "zh")
 
 
 def build_live2d(settings: Settings) -> tuple[Live2DModel | None, list[str]]:

@@ -6,8 +6,10 @@ written in the Latin alphabet; a sentence with letters of another script (Chines
 Japanese, Korean, Cyrillic, ...) goes to the system voice (pyttsx3: espeak-ng, SAPI5,
 NSSS), in one of its voices for that language when it has one. So a conversation in
 English sounds natural, one in Chinese is spoken in Chinese, and a mixed one switches
-sentence by sentence. (On Linux espeak-ng's Mandarin voice cannot read Chinese
-characters: the system voice speaks them as pinyin, see `app.tts.mandarin`.) When
+sentence by sentence. A Chinese sentence goes to the Chinese voice when it is installed
+(`app.tts.kokoro_mandarin`: Kokoro-82M, understood far better than espeak-ng); without
+it, to the system voice (on Linux espeak-ng's Mandarin voice cannot read Chinese
+characters: it speaks them as pinyin, see `app.tts.mandarin`). When
 hibari cannot load at all, the system voice speaks everything from then on and the
 user is told once; a single sentence hibari fails on is spoken by the system voice
 instead.
@@ -86,14 +88,30 @@ class AutoVoice:
         *,
         neural_voices: frozenset[str] = frozenset(),
         on_notice: Callable[[str], None] | None = None,
+        chinese: TTSEngine | None = None,
+        preload_chinese: bool = False,
     ) -> None:
         self.neural = neural
         self.system = system
+        self.chinese = chinese  # Chinese sentences (`app.tts.kokoro_mandarin`), when installed
+        self.chinese_failure: str | None = None
+        self._preload_chinese = preload_chinese  # loaded with the others: Chinese is expected
         self._neural_voices = neural_voices
         self._on_notice = on_notice
         self.neural_failure: str | None = None  # why hibari is not used, once it failed
         self._voices: list[Voice] | None = None
         self._voice_for: dict[tuple[str, ...], str | None] = {}
+
+    async def load_chinese(self) -> None:
+        """Load the Chinese voice now (otherwise its first sentence does); a voice that
+        cannot load is said once, and the system voice speaks Chinese."""
+        if isinstance(self.chinese, LoadingTTSEngine) and self.chinese_failure is None:
+            try:
+                await self.chinese.load()
+            except TTSUnavailableError as exc:
+                self._chinese_gone(exc)
+            except TTSError:
+                log.info("the Chinese voice could not warm up", exc_info=True)
 
     @property
     def uses_neural(self) -> bool:
@@ -111,6 +129,8 @@ class AutoVoice:
                 await neural.load()
             except TTSError as exc:
                 self._give_up(exc)
+        if self.chinese is not None and self._preload_chinese:
+            await self.load_chinese()
         if system_loading is not None:
             try:
                 await system_loading
@@ -128,6 +148,25 @@ class AutoVoice:
             self._on_notice(
                 f"The natural voice could not be loaded ({self.neural_failure}); "
                 "the system voice speaks instead."
+            )
+
+    def _wants_chinese(self, text: str, voice: str | None) -> bool:
+        if voice is not None and voice not in self._neural_voices:
+            return False  # a system voice, asked for by name
+        return (
+            self.chinese is not None and self.chinese_failure is None
+            and language_of(text) == _SCRIPT_LANGUAGES["CJK"]
+        )
+
+    def _chinese_gone(self, exc: BaseException) -> None:
+        if self.chinese_failure is not None:
+            return
+        self.chinese_failure = str(exc) or type(exc).__name__
+        log.warning("the Chinese voice cannot be used: %s", self.chinese_failure)
+        if self._on_notice is not None:
+            self._on_notice(
+                f"The Chinese voice could not be loaded ({self.chinese_failure}); "
+                "the system voice speaks Chinese instead."
             )
 
     def _wants_neural(self, text: str, voice: str | None) -> bool:
@@ -166,6 +205,14 @@ class AutoVoice:
     async def synthesize(
         self, text: str, voice: str | None = None, rate: int | None = None
     ) -> SynthesizedAudio:
+        if self._wants_chinese(text, voice):
+            assert self.chinese is not None
+            try:
+                return await self.chinese.synthesize(text, None, rate)
+            except TTSUnavailableError as exc:
+                self._chinese_gone(exc)
+            except TTSError as exc:  # this sentence only: the system voice says it
+                log.info("the Chinese voice could not say %r (%s): the system voice", text, exc)
         if self._wants_neural(text, voice):
             try:
                 return await self.neural.synthesize(text, voice, rate)
@@ -178,7 +225,23 @@ class AutoVoice:
     async def stream(
         self, text: str, voice: str | None = None, rate: int | None = None
     ) -> AsyncIterator[SynthesizedAudio]:
-        """hibari's chunks as they are ready; the system voice's clip in one piece."""
+        """hibari's (or the Chinese voice's) chunks as they are ready; the system voice's
+        clip in one piece."""
+        if self._wants_chinese(text, voice):
+            assert self.chinese is not None
+            started = False
+            try:
+                async for chunk in stream_speech(self.chinese, text, None, rate):
+                    started = True
+                    yield chunk
+                return
+            except TTSError as exc:
+                if started:
+                    raise
+                if isinstance(exc, TTSUnavailableError):
+                    self._chinese_gone(exc)
+                else:
+                    log.info("the Chinese voice could not say %r (%s)", text, exc)
         if self._wants_neural(text, voice):
             started = False
             try:
@@ -206,3 +269,5 @@ class AutoVoice:
     async def aclose(self) -> None:
         await self.neural.aclose()
         await self.system.aclose()
+        if self.chinese is not None:
+            await self.chinese.aclose()

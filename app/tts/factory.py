@@ -10,7 +10,10 @@ from app.tts.engine import TTSEngine
 
 
 def create_tts_engine(
-    settings: TTSSettings, *, on_notice: Callable[[str], None] | None = None
+    settings: TTSSettings,
+    *,
+    on_notice: Callable[[str], None] | None = None,
+    chinese_expected: bool = False,
 ) -> TTSEngine:
     """`auto`, `pyttsx3`, `hibari` or `openai_speech`, with the configured voice and rate.
 
@@ -19,7 +22,10 @@ def create_tts_engine(
     system voice for the rest (`app.tts.auto_voice`); with a system voice named in
     `voice` it is the system voice alone. `on_notice` hears, in words, that hibari
     could not load and the system voice speaks instead. An OpenAI endpoint without a
-    configured key uses `OPENAI_API_KEY`.
+    configured key uses `OPENAI_API_KEY`. `auto` speaks Chinese sentences with the
+    Chinese voice when it is installed (`app.tts.kokoro_mandarin`), loaded with the
+    others when `chinese_expected` (the windows or the speech are Chinese), else at the
+    first Chinese sentence.
     """
     if settings.engine == "auto":
         from app.tts.hibari_engine import hibari_voice_names
@@ -27,11 +33,16 @@ def create_tts_engine(
         names = hibari_voice_names()
         if settings.voice is None or settings.voice in names:
             from app.tts.auto_voice import AutoVoice
+            from app.tts.kokoro_mandarin import MandarinVoice, mandarin_voice_installed
             from app.tts.pyttsx3_engine import Pyttsx3Engine
 
             neural = create_tts_engine(settings.model_copy(update={"engine": "hibari"}))
             system = Pyttsx3Engine(rate=settings.rate)
-            return AutoVoice(neural, system, neural_voices=names, on_notice=on_notice)
+            chinese = MandarinVoice(rate=settings.rate) if mandarin_voice_installed() else None
+            return AutoVoice(
+                neural, system, neural_voices=names, on_notice=on_notice, chinese=chinese,
+                preload_chinese=chinese_expected,
+            )
     if settings.engine == "hibari":
         from app.tts.hibari_engine import HibariEngine
 
