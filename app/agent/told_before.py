@@ -150,8 +150,11 @@ def _matching(question: str, facts: list[Fact]) -> list[Fact]:
     if words & _KINDS:  # it asks for a kind of thing nothing told is: none of them
         return []
     # "my X's name", or misheard: "what was my kid his name again", "my kid in the name"
-    # (kitten's): a name of something of theirs, not theirs
-    if words & _NAMING and not re.search(r"\bmy (?!name\b)\w+\b.*\b(?:name|called)\b", low):
+    # (kitten's): a name of something of theirs, never their own (with only their own
+    # name told, "Your name is Tomas." answered "what was my kid in the name again")
+    if re.search(r"\bmy (?!name\b)\w+\b.*\b(?:name|called)\b", low):
+        return [fact for fact in facts if not fact.own_name]
+    if words & _NAMING:
         return [fact for fact in facts if fact.own_name] or facts
     return facts
 
