@@ -102,7 +102,9 @@ def test_words_that_ask_neither_get_the_short_note_only(text: str) -> None:
     assert asked_about_time(text) == set()
     first, *more = turn_note(MOMENT, text).split("\n")
     assert first == time_note(MOMENT, chinese(text))
-    assert all("How I feel:" in line or "我的心情" in line for line in more)  # no answer
+    # no answer: the face of a feeling, and for Chinese words to answer in Chinese
+    allowed = ("How I feel:", "我的心情", "你只用中文回答")
+    assert all(any(word in line for word in allowed) for line in more)
 
 
 def test_a_sum_asked_is_given_worked_out_after_the_time() -> None:
@@ -224,3 +226,15 @@ def test_only_a_turn_that_is_the_users_message_alone_is_begun_by_the_app() -> No
     earlier = [Msg.user("My dog is called Rex."), Msg.assistant("[joy] Oh, a dog!")]
     dog = Msg.user("whats my dog called")
     assert notes.reply_start([dog], earlier) == "[joy] Of course! Your dog is called Rex."
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["你会唱歌吗？", "我有点紧张。", "我喜欢下雨天。", "我叫小明。", "现在几点？",
+     "十二加七等于多少？", "我的猫叫什么名字？", "你好"],
+)  # fmt: skip
+def test_chinese_words_are_always_told_to_be_answered_in_chinese(words: str) -> None:
+    """Once in each note, whatever else it says (the character's prompt is English)."""
+    note = turn_note(MOMENT, words, ["我的猫叫咪咪。"])
+    assert note.count("你只用中文回答") == 1, note
+    assert "只用中文" not in turn_note(MOMENT, "Can you sing?", [])

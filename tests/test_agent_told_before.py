@@ -119,7 +119,7 @@ def test_what_the_long_term_memory_holds_is_given_back_too() -> None:
     ],
 )
 def test_something_told_is_to_be_answered_as_you(text: str, said: str) -> None:
-    line = turn_note(MOMENT, text).split("\n")[-1]
+    line = next(line for line in turn_note(MOMENT, text).split("\n") if "[joy]" in line)
     assert said.rstrip(".。")[1:] in line
     assert "Begin your answer with" in line or "回答以这句开头" in line
     assert "[joy] Oh, " in line or "[joy] 哦，" in line

@@ -2,10 +2,10 @@
 when"): the window app as `make run` starts it on a newcomer's desktop (tests/desktop.py:
 Xvfb, a fresh profile with the first-run guide done, a private PulseAudio), its windows
 in Chinese and `speech.language` on its default (`auto`, which follows the windows), the
-embedded chat model, Whisper base and the Chinese voice (pinyin for espeak-ng).
+embedded chat model, Whisper base and the Chinese voice (Kokoro-82M).
 
-Two null sinks, as bench/bench_conversation.py has them: what the user says (espeak-ng's
-tone-numbered pinyin voice, as the app's own Chinese voice drives it) is played into
+Two null sinks, as bench/bench_conversation.py has them: what the user says (Kokoro's
+Mandarin in another voice than the companion's, a man's) is played into
 `mic`, whose monitor is the app's default microphone; the app speaks into `test_sink`,
 whose monitor is recorded turn by turn. One start, four turns:
 
@@ -13,16 +13,15 @@ whose monitor is recorded turn by turn. One start, four turns:
    Chinese (Han characters dominate each reply), the reply spoken, a face shown, and
    the reply's recorded audio, transcribed by Whisper base in Chinese, close to the
    reply's text (over all the turns' replies);
-3. "别忘了我的猫叫小白" (a memory command by voice): a memory of the cat is written;
-4. "别再记得我的猫" (forget it): no memory of the cat is left.
+3. "记住我的猫叫小白" (a memory command by voice): a memory of the cat is written;
+4. "不要再记得小白了" (forget it): no memory of the cat is left.
 A command the app misheard is said once more (as a person repeats themselves); each
 try is a turn, and counts in the figures.
 
 What was said, heard and answered, and each reply audio's character error rate, are
-printed (`pytest -s`) for the README's figures. The phrases are ones espeak-ng's pinyin
-voice says so that Whisper base hears their words: in that voice "忘掉" and "删掉" came
-out as "1,2,1,2" and "山调", and "你最喜欢什么颜色？" as "你非是唤准某件事" in two runs
-of three (a person's voice is heard better).
+printed (`pytest -s`) for the README's figures. With espeak-ng's pinyin voice as the
+user, this test was left out of the default run (its words were misheard too often);
+with Kokoro's it runs with the others.
 """
 
 from __future__ import annotations
@@ -46,31 +45,32 @@ from tests.desktop import Desktop, DesktopUnavailable
 from tests.embedded_models import llama_installed
 from tests.pulse import MonitorTap, PulseUnavailable
 
-pytestmark = [pytest.mark.slow, pytest.mark.spoken_chinese, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 RATE = 16_000
 MIC = "mic"
 MODEL_LOAD_S = 400.0  # the embedded models on a busy 2-core machine: bounds, not budgets
 REPLY_TIMEOUT_S = 300.0
 QUIET_AFTER_S = 1.5  # the speaker silent this long after the reply is saved: it is done
-# Character error rate of what the user said, as the app heard it, over the turns:
-# Whisper base on espeak-ng's pinyin voice (0.00 on each of these phrases transcribed
-# alone; 0.12-0.33 over a run's turns in the app, whose first utterance is heard worst).
-HEARD_CER = 0.45
+# Character error rate of what the user said, as the app heard it, over the turns: the
+# user's voice is Kokoro's jm_kumo (Whisper base heard these phrases alone without an
+# error; 0.00-0.11 over a run's turns in the app, 小白 heard as 消败 until the names in
+# memory were listened for). espeak-ng's pinyin voice, before: 0.12-0.33, and unreliable.
+HEARD_CER = 0.25
 # Character error rate of the replies' recorded audio against the replies' text, over
-# the turns. Whisper base on the app's Chinese voice measures about 0.40 on its own
-# (0.00-0.86 a reply here, 0.26 over a run's replies: short replies vary most); Chinese
-# characters handed to espeak-ng's `cmn` voice, the old broken voice, measured 2.5.
-REPLY_CER = 0.8
+# the turns: the app's Chinese voice (Kokoro-82M, jf_gongitsune) measured 0.00-0.09 over
+# a run's replies (0.07 on bench_tts's 24 sentences); espeak-ng's pinyin 0.26-0.40, and
+# the characters handed to espeak-ng's `cmn` voice, the old broken voice, 2.5.
+REPLY_CER = 0.35
 # The reply in Chinese: Han characters are at least this share of its letters.
 HAN_SHARE = 0.8
-# ... and of what Whisper base heard in the replies' audio: it wrote the voice's "我没有
-# 忘记" as "我 make you one key" (0.68 over that run's replies; 1.0 in most runs).
-HEARD_BACK_HAN = 0.5
+# ... and of what Whisper base heard in the replies' audio (espeak-ng's pinyin voice
+# was heard as "我 make you one key": 0.68 over that run's replies).
+HEARD_BACK_HAN = 0.8
 
 QUESTIONS = ("你会唱歌吗？", "你喜欢小猫吗？")
-REMEMBER = "别忘了我的猫叫小白。"
-FORGET = "别再记得我的猫。"
+REMEMBER = "记住我的猫叫小白。"
+FORGET = "不要再记得小白了。"
 CAT = ("猫", "貓")
 
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -106,24 +106,29 @@ def _missing() -> str | None:
 # -- the user's voice -------------------------------------------------------------------
 
 
-def speak(text: str, wav: Path) -> Path:
-    """`text` said by espeak-ng's pinyin voice as the app's Chinese voice drives it
-    (app/tts/mandarin.py: pypinyin with tone changes, its pace, gap and pitch), as a
-    16 kHz mono WAV."""
-    from app.tts.mandarin import PINYIN_PITCH, PINYIN_WORD_GAP, espeak_parts
+_USER_VOICE = "jm_kumo"  # a man's voice: not the companion's own (jf_gongitsune)
+_user_voice: list[object] = []
 
-    parts = espeak_parts(text, "cmn")
-    assert len(parts) == 1, parts  # all Chinese: one run for the pinyin voice
-    pinyin, voice = parts[0]
-    raw = wav.with_suffix(".raw.wav")
+
+def speak(text: str, wav: Path) -> Path:
+    """`text` said by a person, as Kokoro-82M's Mandarin says it in another voice than
+    the companion's (app/tts/kokoro_mandarin.py), as a 16 kHz mono WAV."""
+    import asyncio
+
+    from app.tts.kokoro_mandarin import MandarinVoice
+
+    if not _user_voice:
+        _user_voice.append(MandarinVoice(voice=_USER_VOICE))
+    voice = _user_voice[0]
+    assert isinstance(voice, MandarinVoice)
+    audio = asyncio.run(voice.synthesize(text))
+    raw = wav.with_suffix(".raw")
+    raw.write_bytes(audio.pcm)
     subprocess.run(
-        ["espeak-ng", "-v", str(voice), "-s", "130", "-g", str(PINYIN_WORD_GAP),
-         "-p", str(PINYIN_PITCH), "-w", str(raw), pinyin],
+        ["sox", "-q", "-t", "raw", "-r", str(audio.sample_rate), "-e", "signed", "-b", "16",
+         "-c", "1", str(raw), "-r", str(RATE), "-c", "1", "-b", "16", str(wav)],
         check=True,
     )  # fmt: skip
-    subprocess.run(
-        ["sox", "-q", str(raw), "-r", str(RATE), "-c", "1", "-b", "16", str(wav)], check=True
-    )
     raw.unlink()
     return wav
 

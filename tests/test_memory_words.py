@@ -55,6 +55,11 @@ from app.memory.terms import match_query, query_terms
         ("你记得我什么？", MemoryCommand("recall")),
         ("你都知道我什么", MemoryCommand("recall")),
         ("忘掉所有的事吧", MemoryCommand("forget_all")),
+        # "don't remember ... any more", with the sentence's 了 (heard in the spoken test)
+        ("不要再记得小白了。", MemoryCommand("forget", "小白")),
+        ("别再记得我的猫了", MemoryCommand("forget", "我的猫")),
+        ("别记得小白", MemoryCommand("forget", "小白")),
+        ("忘了小白吧。", MemoryCommand("forget", "小白")),
     ],
 )
 def test_memory_commands_are_understood_in_english_and_chinese(
@@ -74,6 +79,9 @@ def test_memory_commands_are_understood_in_english_and_chinese(
         "忘了吧",
         "我忘记带伞了",  # something the user forgot
         "忘记带伞了",
+        "我忘了带伞",
+        "忘了带伞了",
+        "别再记得了",  # nothing named
         "I'm so tired today",
         "What's the weather like?",
         "",

@@ -142,12 +142,34 @@ def test_the_names_in_remembered_facts_are_found() -> None:
         "用户的猫叫小白。",
     ]
     # a sentence's first word counts when it is capitalised inside a sentence too
-    assert names_in(facts) == ["Pepper", "Siobhan", "Dublin", "McDonald", "Kazuki"]
+    assert names_in(facts) == ["Pepper", "Siobhan", "Dublin", "McDonald", "Kazuki", "小白"]
     assert known_words("Tom", "Mika", None, " ", facts=["Their dog is Biscuit.", "Tom is 30."]) == [
         "Tom",
         "Mika",
         "Biscuit",
     ]
+
+
+@pytest.mark.parametrize(
+    ("fact", "name"),
+    [
+        ("用户的猫叫小白。", "小白"),
+        ("用户名叫王小明，住在北京。", "王小明"),
+        ("她的名字是莉莉。", "莉莉"),
+        ("用户的狗叫旺财", "旺财"),
+        ("用户的朋友叫做阿强的，在银行工作。", "阿强"),
+    ],
+)
+def test_chinese_names_in_remembered_facts_are_found(fact: str, name: str) -> None:
+    """"不要再记得小白了" was heard "不要再记得消败了" until 小白 was listened for."""
+    assert names_in([fact]) == [name]
+
+
+@pytest.mark.parametrize(
+    "fact", ["用户想知道自己叫什么名字。", "用户的猫很可爱，它叫声很大吗", "用户叫"]
+)
+def test_no_chinese_name_is_made_up(fact: str) -> None:
+    assert names_in([fact]) == []
 
 
 # ------------------------------------------------------------------ what silence gives

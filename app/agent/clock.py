@@ -157,7 +157,8 @@ def time_answer(moment: datetime, asked: set[str], chinese: bool = False) -> str
 # was answered in English without the time, 8 hours of 11; told to answer only in
 # Chinese and to say that one sentence, 12 of 12 (the answer lines of the sums and of
 # what the user told before are said the same way).
-ANSWER_ZH = "（我用中文问你。你只用中文回答，就说这一句："
+IN_CHINESE = "你只用中文回答"
+ANSWER_ZH = f"（我用中文问你。{IN_CHINESE}，就说这一句："
 
 
 def _answer_line(answer: str, chinese: bool) -> str:
@@ -226,6 +227,10 @@ def answer_lines(moment: datetime, text: str, earlier: Sequence[str] = ()) -> li
         lines.append(telling)  # its cheerful "Oh, ...!" is not for a sad or worried user
     if feeling is not None:
         lines.append(feeling_line(feeling, chinese=chinese))
+    if chinese and not any(IN_CHINESE in line for line in lines):
+        # "你会唱歌吗？" as a conversation's first words was answered "Yes, I can sing!"
+        # (the character's prompt is English; the Chinese time note was not enough)
+        lines.append(f"（{IN_CHINESE}。）")
     return lines
 
 
