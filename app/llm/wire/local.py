@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import threading
@@ -23,26 +22,15 @@ from app.llm.errors import (
     ModelNotInstalledError,
     ModelResponseFailed,
     ProviderError,
-    ValidationError,
     looks_like_context_overflow,
 )
 from app.llm.events import EventEmitter, ModelStreamEvent, collect_response
-from app.llm.messages import (
-    ImageBlock,
-    Msg,
-    Role,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
 from app.llm.reply_form import reply_grammar, sentences_in
 from app.llm.request import LLMRequest, estimate_input_tokens, require_stream_flag
 from app.llm.response import LLMResponse
 from app.llm.routing import ModelRoute
-from app.llm.transform import prepare_messages
 from app.llm.wire.llama_device import GpuUse, llama_class, load_on_device, loaded_words
-from app.llm.wire.local_continue import can_continue, continued
+from app.llm.wire.local_continue import begun_chunk, can_continue, continued
 from app.llm.wire.local_files import (
     DEFAULT_EMBEDDED,
     SMALL_EMBEDDED,
@@ -54,6 +42,7 @@ from app.llm.wire.local_files import (
     prepared_file,
 )
 from app.llm.wire.local_grammar import GrammarStats, fast_grammar
+from app.llm.wire.local_messages import to_messages
 from app.llm.wire.local_side import batches_of, prefix_figure, prefix_kept, stoppable
 from app.llm.wire.openai_chat import ChatStreamParser
 
@@ -67,7 +56,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-NAME = "local"
 DEFAULT_N_CTX = 2048
 # A prompt read ahead of its turn goes this many tokens at a time (a stop loses at most
 # one batch; 512, llama.cpp's own, would lose the whole read of a short prompt).
@@ -271,48 +259,6 @@ class LocalModel:
                 )
 
 
-def _begun_chunk(start: str) -> dict[str, Any]:
-    """The reply's known start as the first chunk of its stream."""
-    delta = {"role": "assistant", "content": start}
-    return {
-        "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
-    }
-
-
-def _text_of(msg: Msg) -> str:
-    parts: list[str] = []
-    for block in msg.blocks:
-        if isinstance(block, TextBlock):
-            parts.append(block.text)
-        elif isinstance(block, ThinkingBlock):
-            continue  # its own reasoning is not read back (another's is text by now)
-        elif isinstance(block, ToolUseBlock):
-            parts.append(f"[calls {block.name} {json.dumps(block.input, ensure_ascii=False)}]")
-        elif isinstance(block, ImageBlock):
-            raise ValidationError(
-                "The embedded model cannot see images; choose a vision model for image input."
-            )
-        elif not isinstance(block, ToolResultBlock):
-            raise ValidationError(f"The embedded model cannot read a {block.kind} block.")
-    return "\n".join(p for p in parts if p)
-
-
-def to_messages(request: LLMRequest) -> list[dict[str, str]]:
-    """Messages as the GGUF chat template wants them: a role and plain text."""
-    out: list[dict[str, str]] = []
-    for msg in prepare_messages(request.messages, wire=NAME, provider=NAME):
-        for result in msg.tool_results:
-            if result.images:
-                raise ValidationError("The embedded model cannot see images from tools.")
-            out.append({"role": "tool", "content": result.text or "(no output)"})
-        text = _text_of(msg)
-        if text or (not msg.tool_results and msg.role != Role.TOOL):
-            role = Role.USER if msg.role == Role.TOOL else msg.role
-            out.append({"role": str(role), "content": text})
-    return out
-
-
 class LocalModelClient(ModelClient):
     """The embedded model behind the same client interface as a hosted one."""
 
@@ -497,7 +443,7 @@ class LocalModelClient(ModelClient):
                 yield emitter.failed(exc)
                 return
             if start:  # heard now: the model reads the prompt and goes on after it
-                for event in parser.feed(_begun_chunk(start)):
+                for event in parser.feed(begun_chunk(start)):
                     yield event
             threading.Thread(
                 target=self.local_model.generate,

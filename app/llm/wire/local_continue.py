@@ -20,7 +20,16 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["can_continue", "continued"]
+__all__ = ["begun_chunk", "can_continue", "continued"]
+
+
+def begun_chunk(start: str) -> dict[str, Any]:
+    """The reply's known start as the first chunk of its stream (before the model's)."""
+    delta = {"role": "assistant", "content": start}
+    return {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+    }
 
 
 def _template(llama: Any) -> str | None:
