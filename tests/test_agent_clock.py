@@ -238,3 +238,20 @@ def test_chinese_words_are_always_told_to_be_answered_in_chinese(words: str) -> 
     note = turn_note(MOMENT, words, ["我的猫叫咪咪。"])
     assert note.count("你只用中文回答") == 1, note
     assert "只用中文" not in turn_note(MOMENT, "Can you sing?", [])
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["My cat is called 小白.", "How do you say thanks in Chinese, 谢谢?", "今日はいい天気ですね。",
+     "東京に住んでいます。"],
+)  # fmt: skip
+def test_words_with_a_few_han_characters_or_kana_are_not_taken_for_chinese(words: str) -> None:
+    """A Chinese name in English words, a Chinese word asked about, Japanese: never told
+    to be answered in Chinese, never begun with Chinese."""
+    assert "中文" not in turn_note(MOMENT, words, [])
+    start = reply_start(MOMENT, words, [])
+    assert "哦" not in start and "你好" not in start
+
+
+def test_a_chinese_name_in_english_words_is_greeted_in_english() -> None:
+    assert reply_start(MOMENT, "Hi, my name is 王小明.", []) == "[joy] Hi 王小明, nice to meet you!"

@@ -131,3 +131,59 @@ async def test_a_sentence_break_follows_the_reply_start_the_app_knew(
     outcome = call.outcome
     assert outcome.said == "[neutral] It's 4:13 p.m. Anything else?"
     assert outcome.message is not None and outcome.message.text == outcome.said
+
+
+class _Paced:
+    """A client that continues replies and streams the start, then waits to be told to go
+    on (by the test, once it has seen the break) before the model's words."""
+
+    continues_replies = True
+
+    def __init__(self, start: str) -> None:
+        import asyncio
+
+        self.start = start
+        self.go_on = asyncio.Event()
+        self.waited_in_vain = False
+
+    async def stream(self, request: LLMRequest):  # type: ignore[no-untyped-def]
+        import asyncio
+
+        from app.llm.events import EventEmitter
+        from app.llm.wire.local_continue import begun_chunk
+        from app.llm.wire.openai_chat import ChatStreamParser
+
+        parser = ChatStreamParser(EventEmitter("local", "m"), label="Test")
+        for event in parser.feed(begun_chunk(self.start)):
+            yield event
+        try:  # never hangs: whether it had to wait this long is checked instead
+            await asyncio.wait_for(self.go_on.wait(), 5)
+        except TimeoutError:
+            self.waited_in_vain = True
+        rest = {"choices": [{"index": 0, "delta": {"content": " Bye."}, "finish_reason": None}]}
+        for event in parser.feed(rest):
+            yield event
+        for event in parser.finish(done=True):
+            yield event
+
+
+async def test_a_start_ending_in_a_question_mark_is_passed_on_whole_at_once() -> None:
+    """The masker holds back a "?" (it may begin "?key="); the app's own start is passed
+    on whole with its break before the model's next words come."""
+    from app.agent.outputs import SentenceBreak
+
+    start = "[thinking] Sorry, I didn't catch that. Could you say it again?"
+    provider = _Paced(start)
+    request = REQUEST.model_copy(update={"reply_start": start})
+    call = stream_call(provider, request, Redactor(), ReplyGuard(0))  # type: ignore[arg-type]
+    items: list[object] = []
+    released_at = None
+    async for item in call:
+        items.append(item)
+        if item == SentenceBreak() and not provider.go_on.is_set():
+            released_at = len(items)
+            provider.go_on.set()
+    # the break came before the model's words, not once they came
+    assert released_at is not None and not provider.waited_in_vain, items
+    assert "".join(map(str, items[: released_at - 1])) == start
+    assert call.outcome.said == start + " Bye."

@@ -207,3 +207,11 @@ def test_what_was_told_in_english_is_said_back_in_chinese_when_asked_in_chinese(
     cat = recall_line("我的猫叫什么名字？", SAID, chinese=True)
     assert "你的小猫叫Pepper。" in cat and "Tomas" not in cat
     assert "bakery" in recall_line("我在哪里工作？", SAID, chinese=True)
+
+
+@pytest.mark.parametrize(
+    "question", ["What's my first name?", "what is my full name", "Do you know my last name?"]
+)
+def test_my_first_or_full_name_is_the_users_own_name(question: str) -> None:
+    said = ["Hi, my name is Tomas and I just adopted a kitten called Miso."]
+    assert recall_answer(question, said) == "[joy] Of course! Your name is Tomas."

@@ -166,8 +166,10 @@ def test_chinese_names_in_remembered_facts_are_found(fact: str, name: str) -> No
 
 
 @pytest.mark.parametrize(
-    "fact", ["用户想知道自己叫什么名字。", "用户的猫很可爱，它叫声很大吗", "用户叫"]
-)
+    "fact",
+    ["用户想知道自己叫什么名字。", "用户的猫很可爱，它叫声很大吗", "用户叫", "用户喜欢叫外卖",
+     "这叫幸福。", "老板叫他加班。"],
+)  # fmt: skip
 def test_no_chinese_name_is_made_up(fact: str) -> None:
     assert names_in([fact]) == []
 

@@ -187,7 +187,12 @@ def _sentence(text: str) -> str:
 
 
 def _chinese(text: str) -> bool:
-    return bool(re.search(r"[\u4e00-\u9fff]", text))
+    """Whether `text` is said in Chinese: Han characters, more of them than Latin words,
+    and no kana ("你叫Tomas。" is; "My cat is called 小白." and Japanese are not)."""
+    han = len(re.findall(r"[\u4e00-\u9fff]", text))
+    if not han or re.search(r"[\u3040-\u30ff]", text):
+        return False
+    return han > len(re.findall(r"[A-Za-z]+", text))
 
 
 def heard_wrong(text: str) -> bool:

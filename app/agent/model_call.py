@@ -64,6 +64,7 @@ class ModelCallStream(OutcomeStream[str | ThinkingDelta | SentenceBreak]):
         # Characters of the reply's known start still to come (the client streams it first).
         begun = request.reply_start if getattr(provider, "continues_replies", False) else None
         self._begun_left = len(begun or "")
+        self._begun_flushed = False
 
     def _passed(self, piece: str) -> list[str | SentenceBreak]:
         """`piece` as it is passed on: with a `SentenceBreak` where the known start ends."""
@@ -120,6 +121,17 @@ class ModelCallStream(OutcomeStream[str | ThinkingDelta | SentenceBreak]):
                                 yield out
                         if stopped:
                             break
+                    if self._begun_left > 0 and not stopped and not self._begun_flushed:
+                        # the known start's end held back by the masker ("again?" may
+                        # begin "?key="): the app's own words, passed on now (once)
+                        self._begun_flushed = True
+                        for item in masking.flush():
+                            if isinstance(item, ThinkingDelta):
+                                yield item
+                                continue
+                            piece, stopped = guard.feed(item)
+                            for out in self._passed(piece) if piece else ():
+                                yield out
                     if stopped:
                         break  # the model stops here (the stream is closed below)
                 elif event.kind == "response.completed":

@@ -127,6 +127,8 @@ def told_facts(said: Iterable[str]) -> list[Fact]:
 
 
 _NAMING = frozenset({"name", "called", "named", "call", "名字", "叫"})
+# The user's own name, however it is asked: "my name", "my first name", "my full name".
+_OWN_NAME = r"(?:(?:first|full|last|real|middle|given|family|nick)\s*)?name"
 
 
 def _matching(question: str, facts: list[Fact]) -> list[Fact]:
@@ -144,7 +146,7 @@ def _matching(question: str, facts: list[Fact]) -> list[Fact]:
     if chosen:
         return chosen
     low = question.lower()
-    own = re.search(r"\bmy name\b|\bwho am i\b|\bwhat do you call me\b|我叫", low)
+    own = re.search(rf"\bmy {_OWN_NAME}\b|\bwho am i\b|\bwhat do you call me\b|我叫", low)
     if own:
         return [fact for fact in facts if fact.own_name]
     if words & _KINDS:  # it asks for a kind of thing nothing told is: none of them
@@ -152,7 +154,7 @@ def _matching(question: str, facts: list[Fact]) -> list[Fact]:
     # "my X's name", or misheard: "what was my kid his name again", "my kid in the name"
     # (kitten's): a name of something of theirs, never their own (with only their own
     # name told, "Your name is Tomas." answered "what was my kid in the name again")
-    if re.search(r"\bmy (?!name\b)\w+\b.*\b(?:name|called)\b", low):
+    if re.search(rf"\bmy (?!{_OWN_NAME}\b)\w+\b.*\b(?:name|called)\b", low):
         return [fact for fact in facts if not fact.own_name]
     if words & _NAMING:
         return [fact for fact in facts if fact.own_name] or facts

@@ -71,9 +71,7 @@ _ZH_REMEMBER = re.compile(
 _ZH_FORGET = re.compile(
     _ZH_LEAD
     + r"(?:(?P<dont>别再记得|不要再记得|别记得|不要记得|别再记着|不要再记着)|忘掉|忘记|删掉|删除)"
-    r"[:：,，、。.!！\s]*(?:关于)?(?P<what>.+?)(?:这件事|的事|吧)?[。！!.…~～\s]*$"
-    # "忘了小白吧" (forget Xiaobai): an order with its 吧; "忘了带伞" without it is not
-    r"|" + _ZH_LEAD + r"忘了(?:关于)?(?P<what_le>.+?)(?:这件事|的事)?吧[。！!.…~～\s]*$",
+    r"[:：,，、。.!！\s]*(?:关于)?(?P<what>.+?)(?:这件事|的事|吧)?[。！!.…~～\s]*$",
     re.DOTALL,
 )
 _QUESTION_END = re.compile(r"[?？]\s*$|[吗呢][?？。]?\s*$")
@@ -139,10 +137,7 @@ def parse_command(text: str) -> MemoryCommand | None:
             match = pattern.match(said)
             if match is None:
                 continue
-            what = match.group("what")
-            if pattern is _ZH_FORGET and what is None:
-                what = match.group("what_le")
-            subject = _subject(_POLITE_END.sub("", what))
+            subject = _subject(_POLITE_END.sub("", match.group("what")))
             if pattern is _ZH_FORGET and match.group("dont") and subject.endswith("了"):
                 subject = subject[:-1]  # "不要再记得小白了": "don't remember 小白 any more"
             if question or subject.lower() in _VAGUE or not query_terms(subject):

@@ -26,10 +26,12 @@ _NOT_WORDS = (
 )
 _NOT_NAMES = frozenset(_NOT_WORDS.split(" "))
 # A Chinese name, as a remembered fact says it: "用户的猫叫小白", "用户名叫王小明", "她的名字是
-# 莉莉": two or three Han characters after 叫/名叫/叫做/名字是, up to a mark, a particle or
+# 莉莉": two or three Han characters after 名叫/叫做/名字是, or 叫 after who is named (the
+# user, a pet, a friend, a child: not "叫外卖", "这叫幸福"), up to a mark, a particle or
 # the end (小白 was heard as 消败 in "不要再记得小白了" until it was listened for).
 _HAN_NAME = re.compile(
-    r"(?:名叫|叫做|名字是|叫)([\u4e00-\u9fff]{2,3}?)(?=$|[^\u4e00-\u9fff]|[的了吗吧呢啊呀，。])"
+    r"(?:名叫|叫做|名字是|(?:猫|狗|鸟|兔|鱼|仓鼠|宠物|朋友|孩子|儿子|女儿|用户|我|她|它)叫(?!做))"
+    r"([\u4e00-\u9fff]{2,3}?)(?=$|[^\u4e00-\u9fff]|[的了吗吧呢啊呀，。])"
 )
 _NOT_HAN_NAMES = frozenset({"什么", "什么名", "名字", "自己"})
 # 叫 inside a word (叫声, 叫醒, 大叫): not a name after it

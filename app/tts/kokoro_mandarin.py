@@ -89,6 +89,17 @@ def _model_bytes() -> bytes:
 class _Loaded:
     """The model, its vocabulary, the voice styles and the G2P (owner thread only)."""
 
+    @classmethod
+    def load(cls, threads: int) -> _Loaded:
+        """Loaded, or `TTSUnavailableError` in words (a damaged data file too: it is not
+        tried again at every sentence)."""
+        try:
+            return cls(threads)
+        except TTSError:
+            raise
+        except Exception as exc:
+            raise TTSUnavailableError(f"the Chinese voice could not load: {exc}") from exc
+
     def __init__(self, threads: int) -> None:
         try:
             import onnxruntime as ort
@@ -214,7 +225,7 @@ class MandarinVoice:
 
     def _model(self) -> _Loaded:
         if self._loaded is None:
-            self._loaded = _Loaded(self._threads)
+            self._loaded = _Loaded.load(self._threads)
         return self._loaded
 
     async def load(self) -> None:

@@ -113,6 +113,7 @@ class LocalModel:
         self.n_ctx = n_ctx or DEFAULT_N_CTX
         self.gpu = gpu  # "auto": the graphics card when llama.cpp can use one
         self._llama: Any = None
+        self._continues = False
         self.cpu_guarded = False  # loaded with `llama_cpu.safe_model_params` changes
         self.device: str | None = None  # "GPU" or "CPU" once loaded (`llama_device`)
         self.gpu_problem: str | None = None  # why the GPU was tried and not used
@@ -157,6 +158,7 @@ class LocalModel:
                         provider="local",
                     ) from None
                 self._llama = loaded.llama
+                self._continues = can_continue(self._llama)
                 self.device, self.cpu_guarded = loaded.device, loaded.cpu_guarded
                 self.gpu_problem = loaded.gpu_problem
                 # The reply's grammar checks the likeliest candidates, not all of them.
@@ -167,8 +169,9 @@ class LocalModel:
     @property
     def continues(self) -> bool:
         """Whether the loaded model can be given the start of its reply (its file
-        carries its chat template: `app.llm.wire.local_continue`)."""
-        return self._llama is not None and can_continue(self._llama)
+        carries its chat template: `app.llm.wire.local_continue`); decided once, at
+        load (a reply being continued has swapped its chat handler meanwhile)."""
+        return self._continues
 
     def forget_prefix(self) -> None:
         """Forget what llama.cpp has evaluated: the next call reads its whole prompt
@@ -349,6 +352,11 @@ class LocalModelClient(ModelClient):
         if not await asyncio.to_thread(self.local_model.wait_idle, 30.0):
             logger.warning("The embedded model did not stop within 30 s")
 
+    def _fits(self, request: LLMRequest) -> bool:
+        """Whether the prompt surely fits the context: a start streamed before it is read
+        would keep the turn from being trimmed and tried again if it did not."""
+        return self.estimate_input_tokens(request) < self.local_model.n_ctx * 0.9
+
     def _params(self, request: LLMRequest, start: str = "") -> dict[str, Any]:
         params: dict[str, Any] = {"messages": to_messages(request), **self.sampling()}
         for name in ("temperature", "top_p", "max_tokens", "response_format"):
@@ -402,10 +410,11 @@ class LocalModelClient(ModelClient):
 
     @property
     def continues_replies(self) -> bool:
-        """A request's `reply_start` is streamed at once and the model goes on from it
-        (when the model file carries its chat template, as the embedded ones do; else
-        the start is left to the model, told in the answer lines)."""
-        return True
+        """A request's `reply_start` is streamed at once and the model goes on from it,
+        when the model file carries its chat template, as the embedded ones do (before
+        the model is loaded: assumed; a request's start is dropped if it turns out not
+        to, and the answer lines tell the model)."""
+        return not self.local_model.loaded or self.local_model.continues
 
     async def read_ahead(self, request: LLMRequest) -> None:
         """Read `request`'s prompt now and keep it evaluated: the turn it begins then
@@ -437,7 +446,8 @@ class LocalModelClient(ModelClient):
             try:
                 await self.local_model.load()
                 start = request.reply_start or ""
-                start = start if start.strip() and self.local_model.continues else ""
+                if not (start.strip() and self.local_model.continues and self._fits(request)):
+                    start = ""
                 params = self._params(request, start)
             except ProviderError as exc:
                 yield emitter.failed(exc)
