@@ -1,6 +1,7 @@
 """Short spoken questions heard right by the default English recognizer (tiny.en with
-beam search): questions of the spoken conversation bench that greedy decoding
-(beam 1) misheard, said by espeak-ng in the voices the bench uses.
+beam search; greedily only for a barge-in's words): questions of the spoken
+conversation bench that greedy decoding (beam 1) misheard, said by espeak-ng in the
+voices the bench uses.
 
 bench/bench_asr_decoding.py measures the decoding set-ups over all the questions in six
 voices, clean and noisy; this keeps the choice from sliding back.
@@ -17,6 +18,7 @@ import pytest
 from app.speech import SpeechClient, SpeechConfig
 from app.speech.adapters import whisper_local
 from app.speech.adapters.whisper_local import WhisperLocalAdapter
+from app.speech.contract import hurried
 from tests.asr_phrases import CONVERSATION_SPEED
 from tests.test_speech_wer import synthesize
 
@@ -77,7 +79,6 @@ async def transcribe(client: SpeechClient, pcm: bytes) -> str:
 
 
 def test_english_is_decoded_without_a_prompt() -> None:
-    # (greedily for now: 5 beams hear better, below, but see whisper_local's note)
     # a prompt leaked its own words into what loud noise was heard as (the bench)
     assert whisper_local.ENGLISH_PROMPT is None
 
@@ -95,18 +96,19 @@ async def heard_right(client: SpeechClient, spoken: list[list[bytes]]) -> list[s
 
 
 async def test_spoken_questions_are_heard_word_for_word_with_five_beams(
-    recognizer: SpeechClient, spoken: list[list[bytes]], monkeypatch: pytest.MonkeyPatch
+    recognizer: SpeechClient, spoken: list[list[bytes]]
 ) -> None:
-    monkeypatch.setattr(whisper_local, "ENGLISH_BEAM_SIZE", 5)
+    assert whisper_local.ENGLISH_BEAM_SIZE == 5  # the default
     lines = await heard_right(recognizer, spoken)
     assert sum(line.startswith("ok") for line in lines) >= HEARD_RIGHT, "\n".join(lines)
 
 
-async def test_greedy_decoding_mishears_them(
-    recognizer: SpeechClient, spoken: list[list[bytes]], monkeypatch: pytest.MonkeyPatch
+async def test_words_wanted_in_a_hurry_are_decoded_greedily_and_mishear_them(
+    recognizer: SpeechClient, spoken: list[list[bytes]]
 ) -> None:
-    """The check above can fail: with greedy decoding (the default again, for now) most
-    of these come out wrong ("What is it? Time six.")."""
-    monkeypatch.setattr(whisper_local, "ENGLISH_BEAM_SIZE", 1)
-    lines = await heard_right(recognizer, spoken)
+    """The check above can fail: a barge-in's words (`hurried`: the companion is paused
+    for them) are decoded greedily, and most of these come out wrong ("What is it? Time
+    six.")."""
+    with hurried():
+        lines = await heard_right(recognizer, spoken)
     assert sum(line.startswith("ok") for line in lines) < HEARD_RIGHT, "\n".join(lines)

@@ -227,7 +227,7 @@ async def test_a_speculative_reply_is_thrown_away_without_a_trace_when_the_user_
     pcm = silence(0.3) + said + silence(3.0)
     settings = Settings()
     settings.turn.threshold = 1.0
-    settings.turn.settle_ms = 4000  # nothing ends the turn inside the pause
+    settings.turn.settle_ms = settings.turn.question_settle_ms = 4000  # never in the pause
     settings.turn.fallback_ms = 5000
     settings.turn.speculative_replies = "on"
     heard = Heard(server, settings)

@@ -4,7 +4,8 @@ you while you speak, and may start its answer before it is sure.
 With `endpointing = "turn_model"` (the default) the turn model (Smart Turn v3.2) is asked
 `first_check_ms` after your words stop and again every `recheck_ms` as the silence
 grows; the turn ends when it says you are done and your words do not sound unfinished,
-after `settle_ms` when only the words say so, and after `fallback_ms` whatever they
+after `settle_ms` when only the words say so (`question_settle_ms` when they ask a
+finished question), and after `fallback_ms` whatever they
 say. `"silence"` ends it after `vad.end_silence_ms` of silence.
 """
 
@@ -51,6 +52,14 @@ class TurnSettings(BaseModel):
         le=10000,
         description="Silence in milliseconds (100 to 10000) after words that sound "
         "finished which ends your turn even when the turn model is unsure.",
+    )
+    question_settle_ms: int = Field(
+        500,
+        ge=100,
+        le=10000,
+        description="The same silence after a question you finished asking "
+        "(\"What time is it?\"): a question hands the turn over, so the companion "
+        "answers sooner (100 to 10000; never longer than settle_ms).",
     )
     fallback_ms: int = Field(
         2500,

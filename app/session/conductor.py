@@ -72,6 +72,7 @@ from app.session.turn import TurnResult, TurnRunner, transcribe
 from app.session.turn_desk import TurnDesk, TurnMaker
 from app.session.user_turns import UserTurns
 from app.speech import SpeechClient
+from app.speech.contract import hurried
 from app.tts import LoadingTTSEngine, TTSEngine
 
 log = logging.getLogger(__name__)
@@ -425,7 +426,9 @@ class VoiceSession:
         return await self._run_exclusive(lambda scope: self.turns.from_pcm(pcm, ended, scope))
 
     async def transcribe(self, pcm: bytes) -> str:
-        return await transcribe(self.speech, pcm)
+        """A barge-in's words: wanted in a hurry (the companion is paused for them)."""
+        with hurried():
+            return await transcribe(self.speech, pcm)
 
     async def _run_exclusive(self, make: TurnMaker) -> TurnResult:
         """One turn at a time (`TurnDesk`), then the status the turn leaves."""

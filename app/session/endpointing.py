@@ -12,7 +12,8 @@ pause changes nothing.
 
 With `mode = "turn_model"` the turn ends when the turn model says it is complete and
 the words do not say otherwise, when finished-sounding words are followed by
-`settle_ms` of silence, and after `fallback_ms` of silence whatever was said. With
+`settle_ms` of silence (`question_settle_ms` when they end on a question: a question
+asked hands the turn over), and after `fallback_ms` of silence whatever was said. With
 `mode = "silence"` it ends after `end_silence_ms`, as a fixed endpointer does. Over a
 barge-in (`unheard`), where the words cannot be transcribed until the turn is over,
 the turn model alone decides, with `end_silence_ms` as the fallback.
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.audio.format import BYTES_PER_SECOND, FRAME_MS
 from app.audio.vad import EndpointerConfig
-from app.session.wording import sounds_finished
+from app.session.wording import sounds_asked, sounds_finished
 
 if TYPE_CHECKING:
     from app.config import Settings
@@ -55,6 +56,7 @@ class EndpointingConfig:
     recheck_ms: int = 200
     threshold: float = 0.5
     settle_ms: int = 1000
+    question_settle_ms: int = 500  # ... after words that end on a finished question
     fallback_ms: int = 2500
     snapshot_interval_ms: int = 1000  # transcribe this often while the user speaks; 0: never
     words: bool = True  # transcripts come while the user speaks (their words count)
@@ -72,6 +74,7 @@ class EndpointingConfig:
             recheck_ms=turn.recheck_ms,
             threshold=turn.threshold,
             settle_ms=turn.settle_ms,
+            question_settle_ms=turn.question_settle_ms,
             fallback_ms=max(turn.fallback_ms, turn.first_check_ms),
             snapshot_interval_ms=round(settings.speech.partial_interval_s * 1000),
             words=turn.live_transcript,
@@ -169,6 +172,7 @@ class TurnDetector:
         self._verdict: float | None = None  # the turn model's answer for this pause
         self._text: str | None = None  # the transcript of everything, for this pause
         self._finished: bool | None = None  # what the words say about it
+        self._asked = False  # ... and whether they end on a question
         self._told_likely = False
 
     def set_turn_model(self, available: bool) -> None:
@@ -196,6 +200,7 @@ class TurnDetector:
     def forget_words(self) -> None:
         """Newer words are coming for the pause in progress (a live stream heard more)."""
         self._text = self._finished = None
+        self._asked = False
         self._told_likely = False
 
     @property
@@ -275,6 +280,7 @@ class TurnDetector:
         self._next_check_ms = float(self.config.first_check_ms)
         self._acted = False
         self._verdict = self._text = self._finished = None
+        self._asked = False
         self._told_likely = False
 
     def _snapshot(self, *, at_pause: bool) -> Snapshot:
@@ -324,6 +330,7 @@ class TurnDetector:
             return []
         self._text = text
         self._finished = sounds_finished(text, self.config.language)
+        self._asked = sounds_asked(text, self.config.language)
         actions: list[Action] = []
         if self._finished is not False and text.strip() and not self._told_likely:
             self._told_likely = True
@@ -358,7 +365,8 @@ class TurnDetector:
             return None
         if self._verdict is not None and self._verdict >= cfg.threshold:
             return EndReason.TURN_MODEL
-        return EndReason.SETTLED if silence >= cfg.settle_ms else None
+        settle = min(cfg.settle_ms, cfg.question_settle_ms) if self._asked else cfg.settle_ms
+        return EndReason.SETTLED if silence >= settle else None
 
     def _end(self, reason: EndReason) -> TurnEnd:
         speech_ms = self._speech_frames * FRAME_MS

@@ -110,6 +110,24 @@ def sounds_finished(text: str, language: str | None) -> bool | None:
     return closed or last not in _SELDOM_LAST
 
 
+
+# A Chinese question's closing particles, written with or without a question mark.
+_ZH_ASKING = ("吗", "么", "呢")
+
+
+def sounds_asked(text: str, language: str | None) -> bool:
+    """Whether `text` ends on a finished question: it sounds finished
+    (`sounds_finished`) and its last sentence is closed by a question mark ("What is
+    twelve plus seven?", "现在几点？") or, in Chinese, by a question particle ("你好吗").
+    A question asked is a turn handed over: the recognizer's question mark after words
+    that go on ("Can you help me with?") counts for nothing."""
+    if sounds_finished(text, language) is not True:
+        return False
+    stripped = text.rstrip().rstrip(_ZH_CLOSING_QUOTES)
+    if stripped.endswith(("?", "？")):
+        return True
+    return is_chinese(text) and stripped.rstrip("。.!！").endswith(_ZH_ASKING)
+
 # Chinese. Words after which a sentence goes on, whatever mark the recognizer put after
 # them: conjunctions ("我喜欢猫和"), "如果…的话", fillers ("然后那个"), prepositions.
 _ZH_GOES_ON = _phrases(

@@ -4,7 +4,9 @@ rules the adapters share."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+import contextlib
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
@@ -16,6 +18,23 @@ if TYPE_CHECKING:
     from app.config import SpeechSettings
 
 Adapter = Literal["whisper_local", "openai_transcribe", "doubao_asr", "dashscope_funasr"]
+
+# Words wanted in a hurry (a barge-in: the companion's voice is paused until they are
+# in): a recognizer that can trade accuracy for speed does (whisper_local decodes
+# greedily instead of with its beams). Set with `hurried()`; copied into the threads
+# `asyncio.to_thread` runs.
+HURRIED: ContextVar[bool] = ContextVar("speech_hurried", default=False)
+
+
+@contextlib.contextmanager
+def hurried() -> Iterator[None]:
+    """Recognitions started inside are wanted fast rather than best (`HURRIED`)."""
+    token = HURRIED.set(True)
+    try:
+        yield
+    finally:
+        HURRIED.reset(token)
+
 
 ADAPTERS: tuple[Adapter, ...] = (
     "whisper_local",

@@ -27,7 +27,7 @@ import numpy as np
 
 from app.audio.format import BYTES_PER_SECOND
 from app.speech.adapters.whisper_hallucinations import WhisperSegment, is_silent, spoken_text
-from app.speech.contract import SpeechConfig, TranscriptionEvent, language_code
+from app.speech.contract import HURRIED, SpeechConfig, TranscriptionEvent, language_code
 from app.speech.errors import SpeechModelError
 from app.speech.languages import chosen_language, default_model, fixed_language
 from app.speech.whisper_models import (
@@ -59,12 +59,14 @@ BEAM_SIZE = 5
 # English too (bench/bench_asr_decoding.py, tiny.en, the conversation bench's 12
 # questions in 6 espeak-ng voices): 5 beams took WER from 0.144 to 0.111 clean and 0.450
 # to 0.413 at 10 dB, for 8 % more CPU per utterance (the 30 s encoder pass dominates);
-# greedy decoding heard "What is eight times six?" as "What is it? Time six.".
-# Held back all the same: with 5 beams, the companion's own voice let through by a
-# failing echo canceller (tests/test_barge_in.py, its own voice through a canceller that
-# fails) was no longer passed over as its own, and the reply never finished; greedy
-# passes. Until that is understood, English is decoded greedily.
-ENGLISH_BEAM_SIZE = 1
+# greedy decoding heard "What is eight times six?" as "What is it? Time six.", and "my
+# job interview" as "my job in to mute" (the conversation bench's recordings: both
+# right with 5 beams). A barge-in's words are decoded greedily all the same
+# (`HURRIED`): the companion is paused until they are in, and its own voice let through
+# by a failing echo canceller (tests/test_barge_in.py, a canceller that fails) is heard
+# as fewer of its words with 5 beams ("waves."), so it was no longer passed over as its
+# own and the reply never finished.
+ENGLISH_BEAM_SIZE = 5
 # Beam search patience (1 = stop at `beam_size` finished hypotheses), and a prompt
 # given before every utterance (None: none). A neutral conversational prompt did not
 # help (clean WER 0.140 with 5 beams) and was itself heard in loud noise.
@@ -232,7 +234,7 @@ class WhisperLocalAdapter:
         segments, _info = model.transcribe(
             audio,
             language=language,
-            beam_size=ENGLISH_BEAM_SIZE if english else BEAM_SIZE,
+            beam_size=1 if HURRIED.get() else ENGLISH_BEAM_SIZE if english else BEAM_SIZE,
             patience=ENGLISH_PATIENCE if english else 1.0,
             temperature=0.0,  # no fallback re-decoding: a loop is cut, not retried
             vad_filter=False,
