@@ -197,10 +197,10 @@ def test_a_reply_the_app_knows_begins_with_the_sentence_its_note_gives(
 @pytest.mark.parametrize(
     "words",
     [
-        "I love rainy days, because I can read all afternoon.",
+        "Tell me a story about dragons, please.",
         "Do you have any advice to help me calm down?",
         "I'm a bit nervous about my job interview tomorrow.",  # a feeling: the model's words
-        "What was my kitten's name again?",  # nothing told: the model says it does not know
+        "Do you remember my name?",  # nothing told: the model says it does not know
         "",
     ],
 )
@@ -255,3 +255,15 @@ def test_words_with_a_few_han_characters_or_kana_are_not_taken_for_chinese(words
 
 def test_a_chinese_name_in_english_words_is_greeted_in_english() -> None:
     assert reply_start(MOMENT, "Hi, my name is 王小明.", []) == "[joy] Hi 王小明, nice to meet you!"
+
+
+def test_what_a_happy_user_loves_is_begun_with_not_said_back_as_the_models_own() -> None:
+    # The 1.5B model, told only that the user was happy, answered "I love rainy days
+    # because they're perfect for reading all afternoon!" (bench_conversation turn 8).
+    text = "I love rainy days, because I can read all afternoon."
+    assert reply_start(MOMENT, text, []) == "[joy] Oh, you love rainy days!"
+    note = turn_note(MOMENT, text)
+    assert '"[joy] Oh, you love rainy days!"' in note and "I am happy about this" not in note
+    # a worried user who loves something gets the caring face, no cheerful echo
+    worried = "I love my job but I'm so stressed about it."
+    assert reply_start(MOMENT, worried, []) == "" and "[sadness]" in turn_note(MOMENT, worried)

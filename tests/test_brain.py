@@ -101,3 +101,30 @@ async def test_the_first_start_joins_the_model_and_shows_how_far_it_is(
     bars = [e for e in seen if isinstance(e, LoadProgress) and "joining" in e.what]
     assert bars and bars[-1].done == bars[-1].total
     assert result.error is None and result.sentences
+
+
+async def test_the_default_brain_says_what_you_love_as_yours_and_never_guesses_a_name() -> None:
+    # bench_conversation: told "I love rainy days, because I can read all afternoon.", the
+    # 1.5B model said "I love rainy days because they're perfect for reading!" as its own;
+    # asked its kitten's name (misheard, so never told) it said "your kid is named Tomas".
+    settings = Settings()
+    settings.chat.temperature = 0.0
+    session, _ = session_with(settings)
+    texts = (
+        "Hi, my name is Tomas.",
+        "I love rainy days, because I can read all afternoon.",
+        "What was my kitten's name again?",
+    )
+    try:
+        await session.provider.load()
+        await session.agent.core.warm_up()
+        results = [await session.send_text(text) for text in texts]
+    finally:
+        await session.aclose()
+    shown = [" ".join(s.display_text for s in r.sentences if s.display_text) for r in results]
+    assert all(r.error is None for r in results), shown
+    assert shown[0].startswith("Hi Tomas"), shown
+    assert shown[1].startswith("Oh, you love rainy days!"), shown
+    assert "I love rainy days" not in shown[1] and "the user" not in shown[1].lower(), shown
+    assert shown[2].startswith("Hmm, I don't think you've told me its name yet."), shown
+    assert "Tomas" not in shown[2], shown

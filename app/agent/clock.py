@@ -42,6 +42,7 @@ from app.agent.told_before import (
     recall_line,
     telling_line,
     telling_start,
+    unknown_start,
 )
 from app.llm import Msg, Role, TextBlock
 
@@ -228,8 +229,13 @@ def answer_lines(moment: datetime, text: str, earlier: Sequence[str] = ()) -> li
         # quoted, and "not the time": once, with the time line just before the words,
         # "What is it? Time six." was answered "It's 2:50 p.m."
         lines.append((MISHEARD_ZH if chinese else MISHEARD).format(words=text.strip()))
-    elif feeling is None and (telling := telling_line(text, chinese=chinese)):
-        lines.append(telling)  # its cheerful "Oh, ...!" is not for a sad or worried user
+    elif (feeling is None or feeling.happy) and (
+        telling := telling_line(text, chinese=chinese)
+    ):
+        # its cheerful "Oh, ...!" is not for a sad or worried user; for a happy one it
+        # is the face's line too ("I love rainy days": "[joy] Oh, you love rainy days!")
+        lines.append(telling)
+        feeling = None
     if feeling is not None:
         lines.append(feeling_line(feeling, chinese=chinese))
     if chinese and not any(IN_CHINESE in line for line in lines):
@@ -239,12 +245,16 @@ def answer_lines(moment: datetime, text: str, earlier: Sequence[str] = ()) -> li
     return lines
 
 
-def reply_start(moment: datetime, text: str, earlier: Sequence[str] = ()) -> str:
+def reply_start(
+    moment: datetime, text: str, earlier: Sequence[str] = (), memory: str = ""
+) -> str:
     """How the reply to the words `text` (said at `moment`, after the user's `earlier`
     messages) begins when the app already knows it, with its face: the sentence the
     answer lines give to say ("[neutral] It's 4:13 p.m.", "[neutral] 12 plus 7 is 19.",
     "[joy] Of course! Your name is Tomas.", asking back words heard wrong, greeting a
-    name told); "" when the model is to find its own words.
+    name told, saying a name asked for was never told: `told_before.unknown_start`);
+    "" when the model is to find its own words. `earlier` holds the long-term memory's
+    note `memory` first, when there is one.
 
     The embedded model is given this as the start of its reply (`LLMRequest.reply_start`)
     and goes on from it, so it is heard at once: decoding it took the 1.5B model 1.2-1.4 s
@@ -257,10 +267,14 @@ def reply_start(moment: datetime, text: str, earlier: Sequence[str] = ()) -> str
             said.append(said_sums(sums, chinese=chinese))
         return "[neutral] " + ("" if chinese else " ").join(said)
     if asks_recall(text):
-        return recall_answer(text, earlier, chinese=chinese)
+        told = list(earlier)[1:] if memory else earlier
+        return recall_answer(text, earlier, chinese=chinese) or unknown_start(
+            text, told, memory, chinese=chinese
+        )
     if misheard_sum(text):
         return MISHEARD_SAY_ZH if chinese else MISHEARD_SAY
-    if feeling_in(text) is None:
+    feeling = feeling_in(text)
+    if feeling is None or feeling.happy:
         return telling_start(text, chinese=chinese)
     return ""
 
@@ -309,7 +323,7 @@ class TimeNotes:
         msg = messages[0]
         said = [memory] if memory else []
         told = [m.text for m in earlier if m.role == Role.USER and not m.tool_results]
-        return reply_start(msg.timestamp, msg.text, [*said, *told])
+        return reply_start(msg.timestamp, msg.text, [*said, *told], memory)
 
     def _note(self, msg: Msg, said: list[str], before: str, memory: str) -> Msg:
         cached = self._noted.get(id(msg))

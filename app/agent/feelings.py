@@ -61,6 +61,10 @@ class Feeling:
     word: str
     face: str
 
+    @property
+    def happy(self) -> bool:
+        return self.face == _HAPPY
+
 
 def feeling_in(text: str) -> Feeling | None:
     """The feeling `text` says plainly, or None. A worry or sadness outweighs joy in the

@@ -16,12 +16,12 @@ holds or to say it is not known: never "yes, I remember" alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
     "Fact", "asks_recall", "recall_answer", "recall_line", "telling_line", "telling_start",
-    "told_facts",
+    "told_facts", "unknown_start",
 ]
 
 _ASKS = re.compile(
@@ -54,6 +54,12 @@ _FACTS: list[tuple[str, str, tuple[str, ...]]] = [
     (rf"\bi(?: a|')?m from ({_PLACE})|\bi come from ({_PLACE})",
      "You're from {0}.", ("from", "come", "country")),
     (r"\bi(?: a|')?m (\d{1,3}) years? old\b", "You're {0} years old.", ("old", "age")),
+    # what they love ("I love rainy days, because I can read all afternoon": the 1.5B
+    # model said it back as its own, "I love rainy days because they're perfect for
+    # reading"); not a person or a thing only pointed at ("I love you", "I like it")
+    (r"\bi (?:really |just |absolutely |so )?(love|like|enjoy|adore) "
+     rf"(?!you\b|it\b|that\b|this\b|them\b|him\b|her\b|me\b)({_PLACE})",
+     "You {0} {1}.", ("like", "love", "enjoy", "favourite", "favorite", "liking")),
     (r"我叫([\u4e00-\u9fff]{1,4}?)(?:[，。！,.!\s]|$)", "你叫{0}。", ("名字", "叫")),
     (r"我的([\u4e00-\u9fff]{1,3})叫([\u4e00-\u9fff]{1,4}?)(?:[，。！,.!\s]|$)",
      "你的{0}叫{1}。", ("名字", "叫")),
@@ -109,6 +115,8 @@ def told_facts(said: Iterable[str]) -> list[Fact]:
         text = message.replace("’", "'")
         for pattern, template, about in _PATTERNS:
             for match in pattern.finditer(text):
+                if _asked(text, match.end()):
+                    continue  # "Why do I love rainy days?" tells nothing
                 parts = [_your(g) for g in match.groups() if g]
                 if "called" in template or "name is" in template:  # a name: capitalised
                     parts[-1] = parts[-1][:1].upper() + parts[-1][1:]
@@ -126,7 +134,14 @@ def told_facts(said: Iterable[str]) -> list[Fact]:
     return list(found.values())
 
 
+def _asked(text: str, end: int) -> bool:
+    """Whether the sentence of `text` that goes on at `end` is a question."""
+    closing = re.search(r"[.!?。！？]", text[end:])
+    return closing is not None and closing[0] in "?？"
+
+
 _NAMING = frozenset({"name", "called", "named", "call", "名字", "叫"})
+_LIKING = frozenset({"liking"})  # what a fact of what they love is about (and no other)
 # The user's own name, however it is asked: "my name", "my first name", "my full name".
 _OWN_NAME = r"(?:(?:first|full|last|real|middle|given|family|nick)\s*)?name"
 
@@ -154,11 +169,14 @@ def _matching(question: str, facts: list[Fact]) -> list[Fact]:
     # "my X's name", or misheard: "what was my kid his name again", "my kid in the name"
     # (kitten's): a name of something of theirs, never their own (with only their own
     # name told, "Your name is Tomas." answered "what was my kid in the name again")
+    # What they love is said back only when asked by name ("what do I love"): never
+    # for a misheard question ("what was my kid and name again": "You like rainy days.")
+    told = [fact for fact in facts if not fact.about & _LIKING]
     if re.search(rf"\bmy (?!{_OWN_NAME}\b)\w+\b.*\b(?:name|called)\b", low):
-        return [fact for fact in facts if not fact.own_name]
+        return [fact for fact in told if not fact.own_name]
     if words & _NAMING:
-        return [fact for fact in facts if fact.own_name] or facts
-    return facts
+        return [fact for fact in told if fact.own_name] or told
+    return told
 
 
 # A Chinese question about what was told in English: "我的猫叫什么名字？" asks for the cat.
@@ -214,6 +232,49 @@ def recall_line(question: str, said: Iterable[str], *, chinese: bool = False) ->
         "if you don't, say so and ask me.)"
     )
 
+
+
+# "What was my kitten's name again?", misheard "What was my kid and name again?": the
+# name of something of theirs; "我的猫叫什么名字？".
+_THEIR_THING_NAME = re.compile(rf"\bmy (?!{_OWN_NAME}\b)([a-z]+)\b.*\b(?:name|called)\b")
+_THEIR_THING_NAME_ZH = re.compile(r"我的([\u4e00-\u9fff]{1,3}?)(?:叫什么|的名字|叫啥)")
+_NOT_TOLD = "[neutral] Hmm, I don't think you've told me its name yet. What is it?"
+_NOT_CAUGHT = "[neutral] Sorry, I didn't quite catch its name when you told me. What is it?"
+_NOT_TOLD_ZH = "[neutral] 嗯，你好像还没告诉过我它的名字呢。它叫什么？"
+_NOT_CAUGHT_ZH = "[neutral] 抱歉，你说它的名字的时候我没听清。它叫什么？"
+
+
+def unknown_start(
+    question: str, told: Sequence[str], memory: str = "", *, chinese: bool = False
+) -> str:
+    """How the answer begins when `question` asks the name of something of the user's
+    and nothing they said answers it: not in the conversation (`told`, their messages,
+    oldest first), not in the long-term memory's note `memory`. A 1.5B model asked
+    "What was my kid and name again?" (the kitten's, misheard) with only the user's own
+    name told answered "I think your kid is named Tomas." So the app says it: "I don't
+    think you've told me its name yet", or, when the conversation speaks of the thing
+    but no name was heard with it (the greeting's "kitten called Pepper" heard as "the
+    kid and called her"), "I didn't quite catch its name". "" when something answers
+    it, or when the memory's note speaks of the thing in words no fact was read from
+    ("My cat is Nori": the model reads the note and may know)."""
+    said = [memory, *told] if memory else list(told)
+    if not asks_recall(question) or recall_answer(question, said, chinese=chinese):
+        return ""
+    low = question.lower().replace("’", "'")
+    if english := _THEIR_THING_NAME.search(low):
+        thing = english[1]
+        kinds = next((kind for kind in _PET_KINDS if thing in kind), frozenset({thing}))
+        mentions = [bool(kinds & set(re.findall(r"[a-z]+", text.lower()))) for text in said]
+    elif han := _THEIR_THING_NAME_ZH.search(question):
+        mentions = [han[1] in text for text in said]
+    else:
+        return ""
+    if memory and mentions[0]:
+        return ""
+    caught = any(mentions[1:] if memory else mentions)
+    if chinese:
+        return _NOT_CAUGHT_ZH if caught else _NOT_TOLD_ZH
+    return _NOT_CAUGHT if caught else _NOT_TOLD
 
 _PETS_ZH = {"cat": "猫", "kitten": "小猫", "kitty": "小猫", "dog": "狗", "puppy": "小狗",
             "bird": "鸟", "rabbit": "兔子", "hamster": "仓鼠", "fish": "鱼"}  # fmt: skip
