@@ -41,6 +41,10 @@ DATE_QUESTIONS = [
     "whats the date today",
     "what is today's date",
     "What day of the week is it today?",
+    # ... as tiny.en heard it in espeak-ng's en-gb voice (bench_conversation)
+    "What made on the week it's today?",
+    "What made the weak is it today?",
+    "What may I be on the weekend tonight?",
     "what year is it",
     "is it friday today",
     "今天几号？",
@@ -55,6 +59,8 @@ def chinese(text: str) -> bool:
 
 
 NOT_ASKED = [
+    "What are you doing this weekend?",
+    "What did you do last week?",
     "Hello!",
     "What time do you go to bed?",
     "what time is the meeting",
@@ -198,9 +204,9 @@ def test_a_reply_the_app_knows_begins_with_the_sentence_its_note_gives(
     "words",
     [
         "Tell me a story about dragons, please.",
-        "Do you have any advice to help me calm down?",
-        "I'm a bit nervous about my job interview tomorrow.",  # a feeling: the model's words
-        "Do you remember my name?",  # nothing told: the model says it does not know
+        "Do you have any advice?",
+        "What do you think about the weather?",
+        "Do you remember what I had for breakfast?",  # nothing told: the model's words
         "",
     ],
 )
@@ -266,4 +272,22 @@ def test_what_a_happy_user_loves_is_begun_with_not_said_back_as_the_models_own()
     assert '"[joy] Oh, you love rainy days!"' in note and "I am happy about this" not in note
     # a worried user who loves something gets the caring face, no cheerful echo
     worried = "I love my job but I'm so stressed about it."
-    assert reply_start(MOMENT, worried, []) == "" and "[sadness]" in turn_note(MOMENT, worried)
+    assert reply_start(MOMENT, worried, []) == "[sadness]"
+    assert "[sadness]" in turn_note(MOMENT, worried)
+
+
+@pytest.mark.parametrize(
+    ("words", "face"),
+    [
+        ("I'm a bit nervous about my job interview tomorrow.", "sadness"),
+        ("Do you have any advice to help me calm down?", "sadness"),
+        ("我今天很难过。", "sadness"),
+        ("I'm so excited, we won the match!", "joy"),
+    ],
+)
+def test_a_feeling_is_begun_with_its_face_alone_and_the_words_are_the_models(
+    words: str, face: str
+) -> None:
+    # The face's tag was the first 4 tokens the model decoded after the user spoke.
+    assert reply_start(MOMENT, words, []) == f"[{face}]"
+    assert f"[{face}]" in turn_note(MOMENT, words)  # the note says the same face

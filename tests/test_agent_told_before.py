@@ -14,6 +14,7 @@ from app.agent.told_before import (
     asks_recall,
     recall_answer,
     recall_line,
+    telling_start,
     told_facts,
     unknown_start,
 )
@@ -144,7 +145,7 @@ def test_something_told_is_to_be_answered_as_you(text: str, said: str) -> None:
 def test_words_that_tell_nothing_get_no_telling_line(text: str) -> None:
     # a question tells nothing; "I love you" or "I like it" tells no liking to echo
     assert turn_note(MOMENT, text).count("telling you about me") == 0
-    assert reply_start(MOMENT, text) == ""
+    assert "Oh," not in reply_start(MOMENT, text)  # at most a face ("I love you!": joy)
 
 
 def test_something_sad_told_gets_a_caring_face_not_a_cheerful_echo() -> None:
@@ -252,6 +253,10 @@ MISHEARD_GREETING = "Hi, my name is Tomas and I just turned up to the kid and ca
         ("What is my kitty's name?", ["I just adopted a kitten!"], "didn't quite catch"),
         ("我的猫叫什么名字？", ["我叫小明。"], "还没告诉过我"),
         ("我的猫叫什么？", ["我有一只猫。"], "没听清"),
+        # their own name
+        ("Do you remember my name?", ["This is the cold pepper."], "told me your name"),
+        ("What's my name?", ["Hi, my name is, um."], "didn't quite catch your name"),
+        ("我叫什么名字？", ["你好！"], "还没告诉过我你的名字"),
     ],
 )
 def test_a_name_never_told_is_said_so_and_asked_never_guessed(
@@ -262,7 +267,7 @@ def test_a_name_never_told_is_said_so_and_asked_never_guessed(
     chinese = not question.isascii()
     said = unknown_start(question, told, chinese=chinese)
     assert start in said and "Tomas" not in said and "小明" not in said
-    assert said.endswith(("What is it?", "它叫什么？"))
+    assert said.endswith(("What is it?", "它叫什么？", "你叫什么？"))
     # ... and the reply begins with it
     assert reply_start(MOMENT, question, told) == said
 
@@ -274,7 +279,8 @@ def test_a_name_never_told_is_said_so_and_asked_never_guessed(
         ("我的猫叫什么名字？", ["我的猫叫小白。"], ""),
         ("What's my cat's name?", [], "Long-term memory: ...\n- [2026-11-02] \"My cat is Nori.\""),
         ("What is twelve plus seven?", [MISHEARD_GREETING], ""),  # asks nothing told
-        ("Do you remember my name?", [], ""),  # their own name: the model asks
+        ("Do you remember my name?", [], "Long-term memory: ...\n- [2026-11-02] \"I'm Tomas.\""),
+        ("Who am I?", ["Call me Tomas."], ""),
     ],
 )
 def test_nothing_is_said_of_a_name_that_was_told_or_may_be_in_memory(
@@ -295,3 +301,15 @@ def test_a_thing_spoken_of_only_in_the_memory_leaves_the_answer_to_the_model() -
     earlier = [Msg.user(MISHEARD_GREETING)]
     kid = Msg.user("What was my kid and name again?", timestamp=MOMENT)
     assert "didn't quite catch" in TimeNotes().reply_start([kid], earlier, nothing)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I love rainy days because I can read all afternoon.",  # tiny.en wrote no comma
+     "I love rainy days, because I can read all afternoon.",
+     "I love rainy days and long walks."],
+)  # fmt: skip
+def test_what_they_love_is_said_back_in_whole_words_up_to_its_own_clause(text: str) -> None:
+    # 40 characters of it were said back: "Oh, you love rainy days because you can read
+    # all aftern!" (bench_conversation)
+    assert telling_start(text) == "[joy] Oh, you love rainy days!"

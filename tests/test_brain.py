@@ -106,14 +106,17 @@ async def test_the_first_start_joins_the_model_and_shows_how_far_it_is(
 async def test_the_default_brain_says_what_you_love_as_yours_and_never_guesses_a_name() -> None:
     # bench_conversation: told "I love rainy days, because I can read all afternoon.", the
     # 1.5B model said "I love rainy days because they're perfect for reading!" as its own;
-    # asked its kitten's name (misheard, so never told) it said "your kid is named Tomas".
+    # asked its kitten's name (misheard, so never told) it said "your kid is named Tomas";
+    # asked the user's name before it was told, "My name is Mika."
     settings = Settings()
     settings.chat.temperature = 0.0
     session, _ = session_with(settings)
     texts = (
+        "Do you remember my name?",
         "Hi, my name is Tomas.",
         "I love rainy days, because I can read all afternoon.",
         "What was my kitten's name again?",
+        "I'm a bit nervous about my job interview tomorrow.",
     )
     try:
         await session.provider.load()
@@ -123,8 +126,15 @@ async def test_the_default_brain_says_what_you_love_as_yours_and_never_guesses_a
         await session.aclose()
     shown = [" ".join(s.display_text for s in r.sentences if s.display_text) for r in results]
     assert all(r.error is None for r in results), shown
-    assert shown[0].startswith("Hi Tomas"), shown
-    assert shown[1].startswith("Oh, you love rainy days!"), shown
-    assert "I love rainy days" not in shown[1] and "the user" not in shown[1].lower(), shown
-    assert shown[2].startswith("Hmm, I don't think you've told me its name yet."), shown
-    assert "Tomas" not in shown[2], shown
+    assert shown[0].startswith("Hmm, I don't think you've told me your name yet."), shown
+    assert "Mika" not in shown[0], shown
+    assert shown[1].startswith("Hi Tomas"), shown
+    assert shown[2].startswith("Oh, you love rainy days!"), shown
+    assert "I love rainy days" not in shown[2], shown
+    assert shown[3].startswith("Hmm, I don't think you've told me its name yet."), shown
+    assert "Tomas" not in shown[3], shown
+    # a worry: begun with the caring face alone, the words the model's own, to "you"
+    faces = [e for s in results[4].sentences for e in s.actions.expressions]
+    assert faces[:1] == ["sadness"], (faces, shown[4])
+    assert 1 <= len(re.findall(r"[.!?](?:\s|$)", shown[4] + " ")) <= 3, shown
+    assert not any("the user" in text.lower() for text in shown), shown

@@ -203,9 +203,26 @@ def test_the_rest_of_a_begun_reply_compiles_and_may_end_at_once(
     assert reply_grammar(ReplyForm(tags=tags, max_sentences=0), said).count("root ::= next*") == 1
 
 
+@pytest.mark.parametrize("tags", ODD_TAGS)
+@pytest.mark.parametrize("most", [0, 1, 3])
+def test_a_reply_begun_with_its_face_alone_is_its_sentences_without_a_tag_first(
+    tags: tuple[str, ...], most: int
+) -> None:
+    from llama_cpp import LlamaGrammar
+
+    form = ReplyForm(tags=tags, max_sentences=most)
+    text = reply_grammar(form, 0, begun=True)
+    LlamaGrammar.from_string(text, verbose=False)
+    root = re.search(r"^root ::= (.*)$", text, re.M)
+    assert root is not None and root[1].startswith("sentence") and '"["' not in root[1]
+    assert root[1].count("next") == (most - 1 if most else 1)  # the form's sentences
+    assert reply_grammar(form).startswith('root ::= "[" tag "]"')  # not begun: a tag first
+
+
 @pytest.mark.parametrize(
     ("text", "count"),
     [
+        ("[sadness]", 0),
         ("[neutral] 12 plus 7 is 19.", 1),
         ("[neutral] 3.5 plus 1 is 4.5.", 1),
         ("[joy] Of course! Your name is Tomas.", 2),
@@ -232,14 +249,14 @@ def test_only_a_model_that_carries_its_chat_template_is_continued() -> None:
 
 
 @needs_model
-async def test_the_real_model_goes_on_from_the_start_it_is_given() -> None:
+@pytest.mark.parametrize("start", ["[joy] Hi Sam, nice to meet you!", "[joy]"])
+async def test_the_real_model_goes_on_from_the_start_it_is_given(start: str) -> None:
     """The start is the stream's first words, before the model has read anything; the
     model read the conversation with its reply begun (the start is in what it read, after
     the assistant's turn opened) and wrote the rest in form; the message is the whole."""
     client = create_provider_client("local/smollm2", n_threads=2)
     assert isinstance(client, LocalModelClient)
     tags = ("joy", "sad", "neutral")
-    start = "[joy] Hi Sam, nice to meet you!"
     request = LLMRequest(
         model="smollm2",
         messages=[
@@ -271,3 +288,5 @@ async def test_the_real_model_goes_on_from_the_start_it_is_given() -> None:
     rest = completed.text[len(start) :]
     assert all(tag in tags for tag in re.findall(r"\[([^\]]*)\]", rest)), completed.text
     assert "\n" not in rest and not rest.lstrip().startswith(start)
+    # the face alone: the model's own words follow it, with no second tag first
+    assert re.match(r"\s*\w", rest), completed.text

@@ -71,6 +71,10 @@ _ASKED: dict[str, re.Pattern[str]] = {
         r"|\bwhat day (?:is (?:it|today)|of the (?:week|month)|today)\b|^\W*what day\W*$"
         r"|\bwhich day is (?:it|today)\b|\bwhat (?:month|year) is it\b"
         r"|\bis (?:it|today) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+        # tiny.en's "What day of the week is it today?" in espeak-ng's en-gb voice: "What
+        # made on the week it's today?", "What made the weak is it today?" (a weekday
+        # said when something else was asked costs one sentence; a guess costs trust)
+        r"|^\W*what\b[^.?!]*\b(?:week|weak|weekend)\b[^.?!]*\b(?:today|tonight)\b"
         r"|几号|几月几[日号]|星期几|周几|礼拜几|什么日子|是哪一?天|今天.{0,3}日期|是哪一?年"
     ),
     "part": re.compile(
@@ -253,7 +257,8 @@ def reply_start(
     answer lines give to say ("[neutral] It's 4:13 p.m.", "[neutral] 12 plus 7 is 19.",
     "[joy] Of course! Your name is Tomas.", asking back words heard wrong, greeting a
     name told, saying a name asked for was never told: `told_before.unknown_start`);
-    "" when the model is to find its own words. `earlier` holds the long-term memory's
+    the face alone for a feeling ("[sadness]": the words are the model's); "" when the
+    model is to find its own words and face. `earlier` holds the long-term memory's
     note `memory` first, when there is one.
 
     The embedded model is given this as the start of its reply (`LLMRequest.reply_start`)
@@ -274,9 +279,12 @@ def reply_start(
     if misheard_sum(text):
         return MISHEARD_SAY_ZH if chinese else MISHEARD_SAY
     feeling = feeling_in(text)
-    if feeling is None or feeling.happy:
-        return telling_start(text, chinese=chinese)
-    return ""
+    telling = telling_start(text, chinese=chinese) if feeling is None or feeling.happy else ""
+    if telling or feeling is None:
+        return telling
+    # Only the face the feeling is answered with: the model's words follow it, and the
+    # 4 tokens of the tag are not decoded after the user spoke (0.4 s on 2 cores).
+    return f"[{feeling.face}]"
 
 
 def turn_note(moment: datetime, text: str, earlier: Sequence[str] = ()) -> str:

@@ -14,6 +14,7 @@ from app.agent.outputs import SentenceBreak, ThinkingDelta
 from app.agent.reply_guard import ReplyCut, ReplyGuard, kept_message
 from app.agent.streams import OutcomeStream
 from app.llm import LLMRequest, Msg, ProviderError, StreamingProvider, Usage
+from app.llm.reply_form import sentences_in
 from app.redaction import Redactor
 
 __all__ = ["CallOutcome", "ModelCallStream", "stream_call"]
@@ -63,7 +64,8 @@ class ModelCallStream(OutcomeStream[str | ThinkingDelta | SentenceBreak]):
         self._finished: float | None = None
         # Characters of the reply's known start still to come (the client streams it first).
         begun = request.reply_start if getattr(provider, "continues_replies", False) else None
-        self._begun_left = len(begun or "")
+        # (a start that is only the face is no sentence: it goes with the first one)
+        self._begun_left = len(begun) if begun and sentences_in(begun) else 0
         self._begun_flushed = False
 
     def _passed(self, piece: str) -> list[str | SentenceBreak]:

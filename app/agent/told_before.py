@@ -37,6 +37,12 @@ _NAME_WORD = r"[A-Z][\w'-]*|[\u4e00-\u9fff]{1,4}"
 _NOT_IS = r"(?!is\b|was\b)"
 _PLACE = r"[^.,;!?，。！？]{2,40}"
 _JOB = ("work", "job", "working", "office", "company")
+# What they love: up to six whole words, to a mark or a word that starts a clause of its
+# own ("rainy days because I can read": "rainy days"; 40 characters cut "afternoon").
+_LIKED = (
+    r"(?:(?!(?:because|cause|and|but|so|when|since|if|as|while|though)\b)[a-z'-]+"
+    r"(?: |(?=[^a-z' -])|$)){1,6}"
+)
 # (pattern, the answer's template, the words a question names it by)
 _FACTS: list[tuple[str, str, tuple[str, ...]]] = [
     (rf"\bmy name is ({_NAME_WORD})|\bcall me ({_NAME_WORD})|\bi'?m called ({_NAME_WORD})",
@@ -58,7 +64,7 @@ _FACTS: list[tuple[str, str, tuple[str, ...]]] = [
     # model said it back as its own, "I love rainy days because they're perfect for
     # reading"); not a person or a thing only pointed at ("I love you", "I like it")
     (r"\bi (?:really |just |absolutely |so )?(love|like|enjoy|adore) "
-     rf"(?!you\b|it\b|that\b|this\b|them\b|him\b|her\b|me\b)({_PLACE})",
+     rf"(?!you\b|it\b|that\b|this\b|them\b|him\b|her\b|me\b)({_LIKED})",
      "You {0} {1}.", ("like", "love", "enjoy", "favourite", "favorite", "liking")),
     (r"我叫([\u4e00-\u9fff]{1,4}?)(?:[，。！,.!\s]|$)", "你叫{0}。", ("名字", "叫")),
     (r"我的([\u4e00-\u9fff]{1,3})叫([\u4e00-\u9fff]{1,4}?)(?:[，。！,.!\s]|$)",
@@ -242,25 +248,42 @@ _NOT_TOLD = "[neutral] Hmm, I don't think you've told me its name yet. What is i
 _NOT_CAUGHT = "[neutral] Sorry, I didn't quite catch its name when you told me. What is it?"
 _NOT_TOLD_ZH = "[neutral] 嗯，你好像还没告诉过我它的名字呢。它叫什么？"
 _NOT_CAUGHT_ZH = "[neutral] 抱歉，你说它的名字的时候我没听清。它叫什么？"
+# Their own name: "Do you remember my name?" with none told was answered "Yes, I remember
+# your name. My name is Mika." (the greeting was cut in two, its name never heard).
+_OWN_ASKED = re.compile(rf"\bmy {_OWN_NAME}\b|\bwho am i\b|\bwhat do you call me\b|我叫什么")
+_NAMING_WORDS = re.compile(r"\bname\b|\bcall(?:ed)? me\b|\bi'?m\b|\bi am\b|我叫|名字", re.I)
+_OWN_NOT_TOLD = "[neutral] Hmm, I don't think you've told me your name yet. What is it?"
+_OWN_NOT_CAUGHT = "[neutral] Sorry, I didn't quite catch your name. What is it?"
+_OWN_NOT_TOLD_ZH = "[neutral] 嗯，你好像还没告诉过我你的名字呢。你叫什么？"
+_OWN_NOT_CAUGHT_ZH = "[neutral] 抱歉，我没听清你的名字。你叫什么？"
 
 
 def unknown_start(
     question: str, told: Sequence[str], memory: str = "", *, chinese: bool = False
 ) -> str:
-    """How the answer begins when `question` asks the name of something of the user's
-    and nothing they said answers it: not in the conversation (`told`, their messages,
-    oldest first), not in the long-term memory's note `memory`. A 1.5B model asked
-    "What was my kid and name again?" (the kitten's, misheard) with only the user's own
-    name told answered "I think your kid is named Tomas." So the app says it: "I don't
-    think you've told me its name yet", or, when the conversation speaks of the thing
-    but no name was heard with it (the greeting's "kitten called Pepper" heard as "the
-    kid and called her"), "I didn't quite catch its name". "" when something answers
-    it, or when the memory's note speaks of the thing in words no fact was read from
-    ("My cat is Nori": the model reads the note and may know)."""
+    """How the answer begins when `question` asks the user's name or the name of
+    something of theirs and nothing they said answers it: not in the conversation
+    (`told`, their messages, oldest first), not in the long-term memory's note
+    `memory`. A 1.5B model asked "What was my kid and name again?" (the kitten's,
+    misheard) with only the user's own name told answered "I think your kid is named
+    Tomas."; asked "Do you remember my name?" with none told, "My name is Mika." So the
+    app says it: "I don't think you've told me its name yet", or, when the conversation
+    speaks of the thing (or of a name) but no name was read from it (the greeting's
+    "kitten called Pepper" heard as "the kid and called her"), "I didn't quite catch
+    its name". "" when something answers it, or when the memory's note speaks of the
+    thing in words no fact was read from ("My cat is Nori": the model may know)."""
     said = [memory, *told] if memory else list(told)
     if not asks_recall(question) or recall_answer(question, said, chinese=chinese):
         return ""
     low = question.lower().replace("’", "'")
+    if _OWN_ASKED.search(low):
+        mentions = [bool(_NAMING_WORDS.search(text)) for text in said]
+        if memory and mentions[0]:
+            return ""
+        caught = any(mentions[1:] if memory else mentions)
+        if chinese:
+            return _OWN_NOT_CAUGHT_ZH if caught else _OWN_NOT_TOLD_ZH
+        return _OWN_NOT_CAUGHT if caught else _OWN_NOT_TOLD
     if english := _THEIR_THING_NAME.search(low):
         thing = english[1]
         kinds = next((kind for kind in _PET_KINDS if thing in kind), frozenset({thing}))

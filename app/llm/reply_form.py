@@ -46,7 +46,9 @@ def _literal(text: str) -> str:
 
 
 @lru_cache(maxsize=16)
-def _grammar(tags: tuple[str, ...], max_sentences: int, said: int = 0) -> str:
+def _grammar(
+    tags: tuple[str, ...], max_sentences: int, said: int = 0, begun: bool = False
+) -> str:
     names = [t for t in dict.fromkeys(tags) if t.strip() and "]" not in t]
     if not names:
         raise ValueError("a reply form needs at least one expression tag")
@@ -54,7 +56,7 @@ def _grammar(tags: tuple[str, ...], max_sentences: int, said: int = 0) -> str:
         sentences = "sentence (next)*"
     else:
         sentences = "sentence" + " (next" * (max_sentences - 1) + ")?" * (max_sentences - 1)
-    root = f'"[" tag "]" {sentences}'
+    root = sentences if begun else f'"[" tag "]" {sentences}'  # begun: with its face
     if said > 0:  # a reply begun by the app: what may follow its sentences
         more = max(max_sentences - said, 1)
         root = "next*" if max_sentences <= 0 else "(next" + " (next" * (more - 1) + ")?" * more
@@ -73,11 +75,12 @@ def _grammar(tags: tuple[str, ...], max_sentences: int, said: int = 0) -> str:
     return "\n".join(lines) + "\n"
 
 
-def reply_grammar(form: ReplyForm, said: int = 0) -> str:
+def reply_grammar(form: ReplyForm, said: int = 0, *, begun: bool = False) -> str:
     """The GBNF grammar of `form` (the tags as literals, escaped); with `said`, of the
     rest of a reply begun with that many sentences (none more, or up to the form's
-    count, and at least one more allowed)."""
-    return _grammar(tuple(form.tags), form.max_sentences, said)
+    count, and at least one more allowed); `begun` with none, of the rest of a reply
+    begun with its face alone ("[sadness]": its sentences, no tag first)."""
+    return _grammar(tuple(form.tags), form.max_sentences, said, begun)
 
 
 _SENTENCE_END = re.compile(r"(?<![0-9])[" + _ENDS + r"]+|(?<=[0-9])[" + _ENDS + r"]+(?![0-9])")

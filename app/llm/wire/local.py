@@ -367,20 +367,21 @@ class LocalModelClient(ModelClient):
             logger.info(
                 "The embedded model cannot call tools; the request's tools are not offered."
             )
-        grammar = self._grammar(request, sentences_in(start))
+        grammar = self._grammar(request, sentences_in(start), begun=bool(start))
         if grammar is not None:
             params["grammar"] = grammar
         params.update(request.provider_options)
         return params
 
-    def _grammar(self, request: LLMRequest, said: int = 0) -> Any:
+    def _grammar(self, request: LLMRequest, said: int = 0, *, begun: bool = False) -> Any:
         """The grammar of the request's reply form (compiled once per form), or None:
         no form, a request with its own output format, or a form llama.cpp refused.
-        `said`: the reply was begun with that many sentences (the rest of the form)."""
+        `said`: the reply was begun (`begun`) with that many sentences (the rest of the
+        form)."""
         form = request.reply_form
         if form is None or request.response_format is not None:
             return None
-        text = reply_grammar(form, said)
+        text = reply_grammar(form, said, begun=begun)
         if text not in self._grammars:
             try:
                 from llama_cpp import LlamaGrammar
