@@ -321,3 +321,36 @@ def test_a_question_mark_after_words_that_go_on_settles_nothing() -> None:
         d.hear(text)
         d.silence(CONFIG.settle_ms + 200)
         assert ends(d.actions) == [], text
+
+
+def test_an_opener_waits_for_the_settle_silence_whatever_the_turn_model_says() -> None:
+    # espeak-ng's "Hi! [pause] My name is Tomas ..." ended at "Hi." (the turn model said
+    # complete), and the reply to "Hi." was spoken over the rest of the greeting.
+    for text in ("Hi.", "Hello there!", "Okay, so", "Hi?", "Good morning!", "你好！"):
+        d = Driver()
+        d.speak(400)
+        d.silence(250)
+        d.hear(text)
+        d.answer(0.95)
+        d.silence(CONFIG.settle_ms - 250 - 2 * FRAME_MS)
+        assert ends(d.actions) == [], text
+        assert not d.of(TurnResumed)
+        d.speak(1500)  # ... and the speaker goes on: one turn
+        d.silence(250)
+        d.hear(f"{text} My name is Tomas.")
+        (end,) = ends(d.answer(0.95))
+        assert end.reason is EndReason.TURN_MODEL and end.text == f"{text} My name is Tomas."
+    # alone, it is a turn after the settle silence
+    d = Driver()
+    d.speak(400)
+    d.silence(250)
+    d.hear("Hi.")
+    d.answer(0.95)
+    d.silence(CONFIG.settle_ms)
+    assert ends(d.actions)[0].reason is EndReason.SETTLED
+    # words that say more end the turn when the model says so
+    d = Driver()
+    d.speak(700)
+    d.silence(250)
+    d.hear("Hi, my name is Tomas.")
+    assert ends(d.answer(0.95))[0].reason is EndReason.TURN_MODEL

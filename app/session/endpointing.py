@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.audio.format import BYTES_PER_SECOND, FRAME_MS
 from app.audio.vad import EndpointerConfig
-from app.session.wording import sounds_asked, sounds_finished
+from app.session.wording import sounds_asked, sounds_finished, sounds_like_an_opener
 
 if TYPE_CHECKING:
     from app.config import Settings
@@ -173,6 +173,7 @@ class TurnDetector:
         self._text: str | None = None  # the transcript of everything, for this pause
         self._finished: bool | None = None  # what the words say about it
         self._asked = False  # ... and whether they end on a question
+        self._opener = False  # ... or are only what a speaker opens with ("Hi.")
         self._told_likely = False
 
     def set_turn_model(self, available: bool) -> None:
@@ -200,7 +201,7 @@ class TurnDetector:
     def forget_words(self) -> None:
         """Newer words are coming for the pause in progress (a live stream heard more)."""
         self._text = self._finished = None
-        self._asked = False
+        self._asked = self._opener = False
         self._told_likely = False
 
     @property
@@ -280,7 +281,7 @@ class TurnDetector:
         self._next_check_ms = float(self.config.first_check_ms)
         self._acted = False
         self._verdict = self._text = self._finished = None
-        self._asked = False
+        self._asked = self._opener = False
         self._told_likely = False
 
     def _snapshot(self, *, at_pause: bool) -> Snapshot:
@@ -331,6 +332,7 @@ class TurnDetector:
         self._text = text
         self._finished = sounds_finished(text, self.config.language)
         self._asked = sounds_asked(text, self.config.language)
+        self._opener = sounds_like_an_opener(text)
         actions: list[Action] = []
         if self._finished is not False and text.strip() and not self._told_likely:
             self._told_likely = True
@@ -363,9 +365,12 @@ class TurnDetector:
         # them anyway, so waiting costs no time, and they may say it goes on.
         if (self.expect_words and self._text is None) or self._finished is False:
             return None
-        if self._verdict is not None and self._verdict >= cfg.threshold:
+        # An opener ("Hi.") ends the turn only after the settle silence: the speaker
+        # often goes on after it, whatever the turn model hears.
+        if self._verdict is not None and self._verdict >= cfg.threshold and not self._opener:
             return EndReason.TURN_MODEL
-        settle = min(cfg.settle_ms, cfg.question_settle_ms) if self._asked else cfg.settle_ms
+        asked = self._asked and not self._opener  # "Hi?" is no question asked
+        settle = min(cfg.settle_ms, cfg.question_settle_ms) if asked else cfg.settle_ms
         return EndReason.SETTLED if silence >= settle else None
 
     def _end(self, reason: EndReason) -> TurnEnd:

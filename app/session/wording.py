@@ -115,6 +115,27 @@ def sounds_finished(text: str, language: str | None) -> bool | None:
 _ZH_ASKING = ("吗", "么", "呢")
 
 
+# Words a speaker opens with and goes on after ("Hi! My name is Tomas ...", "So, ...").
+_OPENERS = _word_set(
+    "hi hello hey hiya heya yo there okay ok so well right alright now listen look "
+    "good morning afternoon evening"
+)
+_ZH_OPENERS = ("你好", "您好", "嗨", "喂", "哈喽", "那个", "嗯", "好", "早上好", "晚上好")
+
+
+def sounds_like_an_opener(text: str) -> bool:
+    """Whether `text` is only what a speaker opens with ("Hi.", "Hello there!", "Okay,
+    so", "你好！"): a turn that may well go on after a pause, whatever its prosody says.
+    The turn model heard espeak-ng's "Hi! [pause] My name is Tomas ..." end at "Hi."
+    (0.36 s after it), and the reply to "Hi." was spoken over the rest."""
+    if is_chinese(text):
+        body = re.sub(r"\W+", "", text)  # its marks out; any other words kept
+        return bool(body) and body in _ZH_OPENERS
+    spoken = words(text)
+    meant = [word for word in spoken if word not in _FILLERS]
+    return bool(spoken) and len(spoken) <= 3 and all(w in _OPENERS for w in meant)
+
+
 def sounds_asked(text: str, language: str | None) -> bool:
     """Whether `text` ends on a finished question: it sounds finished
     (`sounds_finished`) and its last sentence is closed by a question mark ("What is
