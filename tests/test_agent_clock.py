@@ -272,22 +272,30 @@ def test_what_a_happy_user_loves_is_begun_with_not_said_back_as_the_models_own()
     assert '"[joy] Oh, you love rainy days!"' in note and "I am happy about this" not in note
     # a worried user who loves something gets the caring face, no cheerful echo
     worried = "I love my job but I'm so stressed about it."
-    assert reply_start(MOMENT, worried, []) == "[sadness]"
+    assert reply_start(MOMENT, worried, []) == "[sadness] I'm sorry to hear that."
     assert "[sadness]" in turn_note(MOMENT, worried)
 
 
 @pytest.mark.parametrize(
-    ("words", "face"),
+    ("words", "start"),
     [
-        ("I'm a bit nervous about my job interview tomorrow.", "sadness"),
-        ("Do you have any advice to help me calm down?", "sadness"),
-        ("我今天很难过。", "sadness"),
-        ("I'm so excited, we won the match!", "joy"),
+        ("I'm a bit nervous about my job interview tomorrow.", "[sadness] I'm sorry to hear that."),
+        ("Do you have any advice to help me calm down?", "[sadness] I'm here for you."),
+        ("我今天很难过。", "[sadness] 听起来真不容易。"),
+        ("I'm so excited, we won the match!", "[joy] That's wonderful!"),
     ],
 )
-def test_a_feeling_is_begun_with_its_face_alone_and_the_words_are_the_models(
-    words: str, face: str
-) -> None:
-    # The face's tag was the first 4 tokens the model decoded after the user spoke.
-    assert reply_start(MOMENT, words, []) == f"[{face}]"
-    assert f"[{face}]" in turn_note(MOMENT, words)  # the note says the same face
+def test_a_feeling_is_begun_with_its_face_and_a_few_words_for_it(words: str, start: str) -> None:
+    # The model's own first sentence ("[sadness] I'm sorry to hear that you're feeling
+    # nervous about your job interview tomorrow.") took 1.9 s to decode on 2 cores.
+    assert reply_start(MOMENT, words, []) == start
+    face = start.split("]")[0] + "]"
+    assert face in turn_note(MOMENT, words)  # the note says the same face
+
+
+def test_two_feelings_in_a_row_are_not_answered_alike() -> None:
+    said = ["I'm a bit nervous about my job interview tomorrow."]
+    first = reply_start(MOMENT, said[0], [])
+    second = reply_start(MOMENT, "I'm so worried I will forget everything.", said)
+    assert first.startswith("[sadness] ") and second.startswith("[sadness] ")
+    assert first != second

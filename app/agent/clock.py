@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.agent.arithmetic import asked_sums, misheard_sum, said_sums, sum_line
-from app.agent.feelings import feeling_in, feeling_line
+from app.agent.feelings import feeling_in, feeling_line, feeling_start
 from app.agent.notes import memory_note_start
 from app.agent.told_before import (
     asks_recall,
@@ -257,8 +257,8 @@ def reply_start(
     answer lines give to say ("[neutral] It's 4:13 p.m.", "[neutral] 12 plus 7 is 19.",
     "[joy] Of course! Your name is Tomas.", asking back words heard wrong, greeting a
     name told, saying a name asked for was never told: `told_before.unknown_start`);
-    the face alone for a feeling ("[sadness]": the words are the model's); "" when the
-    model is to find its own words and face. `earlier` holds the long-term memory's
+    a feeling acknowledged ("[sadness] I'm sorry to hear that.": `feelings.feeling_start`);
+    "" when the model is to find its own words and face. `earlier` holds the long-term memory's
     note `memory` first, when there is one.
 
     The embedded model is given this as the start of its reply (`LLMRequest.reply_start`)
@@ -282,9 +282,8 @@ def reply_start(
     telling = telling_start(text, chinese=chinese) if feeling is None or feeling.happy else ""
     if telling or feeling is None:
         return telling
-    # Only the face the feeling is answered with: the model's words follow it, and the
-    # 4 tokens of the tag are not decoded after the user spoke (0.4 s on 2 cores).
-    return f"[{feeling.face}]"
+    # The feeling's face and a few words for it: the model's words follow them.
+    return feeling_start(feeling, text, len(earlier), chinese=chinese)
 
 
 def turn_note(moment: datetime, text: str, earlier: Sequence[str] = ()) -> str:

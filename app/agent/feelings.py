@@ -108,3 +108,33 @@ def feeling_line(feeling: Feeling, *, chinese: bool = False) -> str:
     # Not "How I feel: love": given that, the model said "I love rainy days ..." back as
     # its own words.
     return f"(I am happy about this. Start your reply with [{_HAPPY}] and answer me about it.)"
+
+
+# What is said at once to a feeling, before the model's words (`feeling_start`): a few
+# ways, taken in turn so that two worried messages in a row are not answered alike. A
+# question ("Can you help me calm down?") is answered as a request for help.
+_CARING_SAYS = ("I'm sorry to hear that.", "Oh no, that sounds hard.", "That sounds really tough.")
+_CARING_ASKED = "I'm here for you."
+_HAPPY_SAYS = ("That's wonderful!", "Oh, how lovely!", "That's great to hear!")
+_CARING_SAYS_ZH = ("听起来真不容易。", "抱抱你。", "我明白你的感受。")
+_CARING_ASKED_ZH = "我在这儿陪着你。"
+_HAPPY_SAYS_ZH = ("太好了！", "真为你高兴！", "听起来真棒！")
+
+
+def feeling_start(feeling: Feeling, text: str, turn: int, *, chinese: bool = False) -> str:
+    """How the answer to `text`, which says `feeling`, begins: its face and a few words
+    that acknowledge it ("[sadness] I'm sorry to hear that."), the `turn`-th of a few
+    ways. Said at once while the model reads the words; the 1.5B model's own first
+    sentence ("[sadness] I'm sorry to hear that you're feeling nervous about your job
+    interview tomorrow.") took 1.9 s to decode on 2 cores."""
+    asked = text.rstrip().endswith(("?", "？"))
+    if feeling.face == _CARING:
+        if asked:
+            said = _CARING_ASKED_ZH if chinese else _CARING_ASKED
+        else:
+            ways = _CARING_SAYS_ZH if chinese else _CARING_SAYS
+            said = ways[turn % len(ways)]
+    else:
+        ways = _HAPPY_SAYS_ZH if chinese else _HAPPY_SAYS
+        said = ways[turn % len(ways)]
+    return f"[{feeling.face}] {said}"
