@@ -4,11 +4,13 @@ sum stays without one."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from fractions import Fraction
 
 import pytest
 
 from app.agent.arithmetic import asked_sums, misheard_sum, said_sums, sum_line
+from app.agent.clock import MISHEARD_SAY, reply_start
 
 
 def value_of(text: str) -> Fraction | None:
@@ -123,15 +125,22 @@ def test_a_division_by_zero_and_an_endless_decimal_are_said_as_such() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["What is it? Time six.", "what is seven plush two", "how much is nine tines four"]
-)
+    "text",
+    ["What is it? Time six.", "what is seven plush two", "how much is nine tines four",
+     # a name for a number: tiny.en with 300 memories' names as hot words
+     "What is 12 plus Cameron?", "What is twelve minus Anna?"],
+)  # fmt: skip
 def test_a_sum_misheard_by_speech_recognition_is_told_apart(text: str) -> None:
     assert asked_sums(text) == [] and misheard_sum(text)
+    # ... and asked back, never answered ("12 plus Cameron is 14.")
+    assert reply_start(datetime(2026, 12, 5, 9, 0).astimezone(), text) == MISHEARD_SAY
 
 
 @pytest.mark.parametrize(
-    "text", ["What time is it?", "Have a good time!", "I have time for six things.", "Hello"]
-)
+    "text",
+    ["What time is it?", "Have a good time!", "I have time for six things.", "Hello",
+     "I go running 3 times a week, is that enough?", "What is Anna plus Bob up to?"],
+)  # fmt: skip
 def test_words_with_no_sum_in_them_are_not_a_misheard_sum(text: str) -> None:
     assert not misheard_sum(text)
 

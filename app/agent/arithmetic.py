@@ -353,12 +353,24 @@ _MISHEARD_OPS = frozenset(
 )  # fmt: skip
 
 
+# A number, an operator, then a name where the other number should be: "What is 12 plus
+# Cameron?" (tiny.en, given the names of 300 memories as hot words, for "twelve plus
+# seven"), which the 1.5B model answered "12 plus Cameron is 14."
+_NAME_FOR_A_NUMBER = re.compile(
+    r"(\w+)\s+(?:plus|minus|times|multiplied by|divided by)\s+[A-Z][a-z]+\b"
+)
+
+
 def misheard_sum(text: str) -> bool:
     """Whether `text` asks something with a number and a word that sounds like an
-    operator but makes no sum ("What is it? Time six."): probably a sum misheard."""
+    operator but makes no sum ("What is it? Time six."), or a sum with a name for one
+    of its numbers ("What is 12 plus Cameron?"): probably a sum misheard."""
     tokens = _tokens(text)
     if asked_sums(text) or not _ASKS.search(_normal(text)):
         return False
+    for match in _NAME_FOR_A_NUMBER.finditer(text):
+        if _number(_tokens(match[1]), 0) is not None:
+            return True
     near = [i for i, token in enumerate(tokens) if token in _MISHEARD_OPS]
     return any(
         _number(tokens, k) is not None
