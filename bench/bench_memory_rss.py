@@ -72,8 +72,11 @@ def breakdown(pid: int, files: dict[str, Path]) -> dict[str, float]:
     mapped = smaps(pid)
     total = sum(mapped.values())
     weights: dict[str, float] = {}
+    # The GGUF llama.cpp maps: the configured file, or the copy the fresh profile's
+    # cache holds (the app joins or links the default model there).
     chat = str(files["chat model"].resolve())
-    weights["chat model (mapped)"] = mapped.get(chat, 0) / MB
+    ggufs = {name for name in mapped if name == chat or name.endswith(".gguf")}
+    weights["chat model (mapped)"] = sum(mapped[name] for name in ggufs) / MB
     for what in ("speech model", "voice detection"):
         path = files[what]
         weights[f"{what} (file size, read into memory)"] = (
@@ -81,7 +84,7 @@ def breakdown(pid: int, files: dict[str, Path]) -> dict[str, float]:
         )
     libraries: dict[str, int] = defaultdict(int)
     for name, rss in mapped.items():
-        if name == chat or name == "[anon]" or name.startswith("["):
+        if name in ggufs or name == "[anon]" or name.startswith("["):
             continue
         short = Path(name).name
         key = re.sub(r"[.-]\d.*$", "", short) if ".so" in short else "data files"
