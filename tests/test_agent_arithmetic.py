@@ -139,7 +139,8 @@ def test_a_sum_misheard_by_speech_recognition_is_told_apart(text: str) -> None:
 @pytest.mark.parametrize(
     "text",
     ["What time is it?", "Have a good time!", "I have time for six things.", "Hello",
-     "I go running 3 times a week, is that enough?", "What is Anna plus Bob up to?"],
+     "I go running 3 times a week, is that enough?", "What is Anna plus Bob up to?",
+     "What is 3 times Pi?"],
 )  # fmt: skip
 def test_words_with_no_sum_in_them_are_not_a_misheard_sum(text: str) -> None:
     assert not misheard_sum(text)

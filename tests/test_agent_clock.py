@@ -61,6 +61,9 @@ def chinese(text: str) -> bool:
 NOT_ASKED = [
     "What are you doing this weekend?",
     "What did you do last week?",
+    "What's a good weekend activity for today?",
+    "What shall we do this week today?",
+    "What a weird week it's been today.",
     "Hello!",
     "What time do you go to bed?",
     "what time is the meeting",
@@ -299,3 +302,13 @@ def test_two_feelings_in_a_row_are_not_answered_alike() -> None:
     second = reply_start(MOMENT, "I'm so worried I will forget everything.", said)
     assert first.startswith("[sadness] ") and second.startswith("[sadness] ")
     assert first != second
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["Are you happy?", "Do you love me?", "What makes you happy?", "Are you sad?",
+     "Can you tell me a sad story?", "What's the best way to deal with stress?", "你喜欢什么？"],
+)  # fmt: skip
+def test_a_feeling_word_that_is_not_the_users_feeling_gets_no_words_for_it(words: str) -> None:
+    # "Are you happy?" was answered "[joy] That's wonderful!"
+    assert reply_start(MOMENT, words, []) == ""

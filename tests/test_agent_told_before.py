@@ -313,3 +313,65 @@ def test_what_they_love_is_said_back_in_whole_words_up_to_its_own_clause(text: s
     # 40 characters of it were said back: "Oh, you love rainy days because you can read
     # all aftern!" (bench_conversation)
     assert telling_start(text) == "[joy] Oh, you love rainy days!"
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("My name is Tomas, what's yours?", "[joy] Hi Tomas, nice to meet you!"),
+        ("I'm called Tomas, and you?", "[joy] Hi Tomas, nice to meet you!"),
+        ("My kitten is called Pepper, isn't that cute?", "[joy] Oh, your kitten is called Pepper!"),
+    ],
+)
+def test_a_fact_followed_by_a_question_of_its_own_is_told(text: str, start: str) -> None:
+    assert telling_start(text) == start
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I love your voice.", "I like talking to you.", "I don't think I like rainy days.",
+     "I never said I love pizza.", "What I like is pizza.",
+     "I love going out to eat with my family on Sundays."],  # six words and it goes on
+)  # fmt: skip
+def test_what_is_not_a_plain_liking_of_theirs_is_not_said_back(text: str) -> None:
+    # "I love your voice." was said back "Oh, you love your voice!"
+    assert "Oh," not in telling_start(text)
+
+
+@pytest.mark.parametrize(
+    ("question", "told", "start"),
+    [
+        ("What's my name?", ["I'm tired today."], "don't think you've told me your name"),
+        ("What's my name?", ["Hi, my name is, um."], "didn't quite catch your name"),
+        ("What was my mom's name?", [], "told me their name"),
+        ("What was my kid his name again?", [MISHEARD_GREETING], "catch their name"),
+        ("我的名字叫什么？", [], "你的名字"),
+    ],
+)
+def test_who_the_name_belongs_to_is_said_right(question: str, told: list[str], start: str) -> None:
+    assert start in unknown_start(question, told, chinese=not question.isascii())
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Do you know my name? I'm Tomas.", "Who am I talking to?", "What's my name? It's Tomas."],
+)
+def test_a_question_that_gives_the_name_or_asks_another_is_left_to_the_model(question: str) -> None:
+    assert unknown_start(question, []) == ""
+
+
+def test_the_memory_notes_header_is_no_name_spoken_of() -> None:
+    # Its header says "I am the one talking with you now": with any memory stored, "Do
+    # you remember my name?" was left to the model, which said "My name is Mika."
+    from app.memory.recall import render_note
+    from app.memory.store import MemoryItem
+
+    note = render_note([MemoryItem(1, "Mika", "I like rainy days.")])
+    asked = Msg.user("Do you remember my name?", timestamp=MOMENT)
+    assert "told me your name" in TimeNotes().reply_start([asked], [], note)
+
+
+def test_a_name_given_in_words_no_fact_is_read_from_is_left_to_the_model() -> None:
+    # "Hi, I'm Tomas." holds no fact the app reads, but the model sees the name in the
+    # conversation: it is not told it was never heard.
+    assert unknown_start("What's my name?", ["Hi, I'm Tomas."]) == ""

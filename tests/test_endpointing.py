@@ -326,7 +326,7 @@ def test_a_question_mark_after_words_that_go_on_settles_nothing() -> None:
 def test_an_opener_waits_for_the_settle_silence_whatever_the_turn_model_says() -> None:
     # espeak-ng's "Hi! [pause] My name is Tomas ..." ended at "Hi." (the turn model said
     # complete), and the reply to "Hi." was spoken over the rest of the greeting.
-    for text in ("Hi.", "Hello there!", "Okay, so", "Hi?", "Good morning!", "你好！"):
+    for text in ("Hi.", "Hello there!", "Okay.", "Hi?", "You know what?", "你好！"):
         d = Driver()
         d.speak(400)
         d.silence(250)
@@ -354,3 +354,15 @@ def test_an_opener_waits_for_the_settle_silence_whatever_the_turn_model_says() -
     d.silence(250)
     d.hear("Hi, my name is Tomas.")
     assert ends(d.answer(0.95))[0].reason is EndReason.TURN_MODEL
+
+
+
+def test_a_chinese_statement_ending_on_a_question_word_is_no_question() -> None:
+    from app.session.wording import sounds_asked, sounds_like_an_opener
+
+    for text in ("我想喝点什么。", "我不知道该说什么", "我在想呢"):
+        assert not sounds_asked(text, "zh"), text
+    assert sounds_asked("你吃饭了吗", "zh") and sounds_asked("现在几点？", "zh")
+    for text in ("You know what?", "Guess what?", "Can I ask you something?"):
+        assert sounds_like_an_opener(text), text
+    assert not sounds_like_an_opener("What do you know about whales?")

@@ -357,7 +357,7 @@ _MISHEARD_OPS = frozenset(
 # Cameron?" (tiny.en, given the names of 300 memories as hot words, for "twelve plus
 # seven"), which the 1.5B model answered "12 plus Cameron is 14."
 _NAME_FOR_A_NUMBER = re.compile(
-    r"(\w+)\s+(?:plus|minus|times|multiplied by|divided by)\s+[A-Z][a-z]+\b"
+    r"(\w+)\s+(?:plus|minus|times|multiplied by|divided by)\s+(?!Pi\b)[A-Z][a-z]+\b"
 )
 
 

@@ -121,13 +121,25 @@ _CARING_ASKED_ZH = "我在这儿陪着你。"
 _HAPPY_SAYS_ZH = ("太好了！", "真为你高兴！", "听起来真棒！")
 
 
+# The user speaks of themselves: "I", "my", "me" ... (a feeling word about "you" or a
+# story, "Are you sad?", "Tell me a sad story", is no feeling of theirs to answer).
+_FIRST_PERSON = re.compile(r"\b(?:i|im|i'm|i've|i'd|i'll|me|my|myself|we|we're|our|us)\b")
+
+
 def feeling_start(feeling: Feeling, text: str, turn: int, *, chinese: bool = False) -> str:
     """How the answer to `text`, which says `feeling`, begins: its face and a few words
     that acknowledge it ("[sadness] I'm sorry to hear that."), the `turn`-th of a few
-    ways. Said at once while the model reads the words; the 1.5B model's own first
-    sentence ("[sadness] I'm sorry to hear that you're feeling nervous about your job
-    interview tomorrow.") took 1.9 s to decode on 2 cores."""
+    ways; "" when the words do not say the user feels it (a question about "you", a
+    question with a happy word: "What makes you happy?"). Said at once while the model
+    reads the words; the 1.5B model's own first sentence ("[sadness] I'm sorry to hear
+    that you're feeling nervous about your job interview tomorrow.") took 1.9 s to
+    decode on 2 cores."""
+    low = text.lower().replace("’", "'")
     asked = text.rstrip().endswith(("?", "？"))
+    plea = _WORRIED_PHRASES.search(low) is not None  # "help me calm down", "cheer me up"
+    about_them = "我" in text if chinese else _FIRST_PERSON.search(low) is not None
+    if not about_them or (asked and not plea):
+        return ""
     if feeling.face == _CARING:
         if asked:
             said = _CARING_ASKED_ZH if chinese else _CARING_ASKED

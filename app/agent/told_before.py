@@ -37,11 +37,13 @@ _NAME_WORD = r"[A-Z][\w'-]*|[\u4e00-\u9fff]{1,4}"
 _NOT_IS = r"(?!is\b|was\b)"
 _PLACE = r"[^.,;!?，。！？]{2,40}"
 _JOB = ("work", "job", "working", "office", "company")
-# What they love: up to six whole words, to a mark or a word that starts a clause of its
-# own ("rainy days because I can read": "rainy days"; 40 characters cut "afternoon").
+# What they love: up to six whole words that end at a mark or a word that starts a
+# clause of its own ("rainy days because I can read": "rainy days"; 40 characters cut
+# "afternoon"); longer, or about "you" ("I like talking to you"), it is not said back.
+_LIKED_STOPS = r"(?:because|cause|and|but|so|when|since|if|as|while|though)\b"
 _LIKED = (
-    r"(?:(?!(?:because|cause|and|but|so|when|since|if|as|while|though)\b)[a-z'-]+"
-    r"(?: |(?=[^a-z' -])|$)){1,6}"
+    rf"(?:(?!{_LIKED_STOPS}|you\b|your\b|yours\b)[a-z'-]+(?: |(?=[^a-z' -])|$)){{1,6}}"
+    rf"(?=\s*(?:[.!?,;:]|$|{_LIKED_STOPS}))"
 )
 # (pattern, the answer's template, the words a question names it by)
 _FACTS: list[tuple[str, str, tuple[str, ...]]] = [
@@ -63,8 +65,9 @@ _FACTS: list[tuple[str, str, tuple[str, ...]]] = [
     # what they love ("I love rainy days, because I can read all afternoon": the 1.5B
     # model said it back as its own, "I love rainy days because they're perfect for
     # reading"); not a person or a thing only pointed at ("I love you", "I like it")
-    (r"\bi (?:really |just |absolutely |so )?(love|like|enjoy|adore) "
-     rf"(?!you\b|it\b|that\b|this\b|them\b|him\b|her\b|me\b)({_LIKED})",
+    (r"(?:^|(?<=[.!?,;:] )|(?<=\band )|(?<=\bbut )|(?<=\bso )|(?<=\bhi )|(?<=\bwell ))"
+     r"i (?:really |just |absolutely |so )?(love|like|enjoy|adore) "
+     rf"(?!it\b|that\b|this\b|them\b|him\b|her\b|me\b)({_LIKED})",
      "You {0} {1}.", ("like", "love", "enjoy", "favourite", "favorite", "liking")),
     (r"我叫([\u4e00-\u9fff]{1,4}?)(?:[，。！,.!\s]|$)", "你叫{0}。", ("名字", "叫")),
     (r"我的([\u4e00-\u9fff]{1,3})叫([\u4e00-\u9fff]{1,4}?)(?:[，。！,.!\s]|$)",
@@ -121,7 +124,7 @@ def told_facts(said: Iterable[str]) -> list[Fact]:
         text = message.replace("’", "'")
         for pattern, template, about in _PATTERNS:
             for match in pattern.finditer(text):
-                if _asked(text, match.end()):
+                if _asked(text, match.start(), match.end()):
                     continue  # "Why do I love rainy days?" tells nothing
                 parts = [_your(g) for g in match.groups() if g]
                 if "called" in template or "name is" in template:  # a name: capitalised
@@ -140,10 +143,23 @@ def told_facts(said: Iterable[str]) -> list[Fact]:
     return list(found.values())
 
 
-def _asked(text: str, end: int) -> bool:
-    """Whether the sentence of `text` that goes on at `end` is a question."""
-    closing = re.search(r"[.!?。！？]", text[end:])
-    return closing is not None and closing[0] in "?？"
+_CLAUSE_MARKS = r"[.!?;。！？；,，]"
+_ASKING_LEAD = re.compile(
+    r"\s*(?:why|do|did|does|is|are|was|were|can|could|would|will|should|have|has|what|"
+    r"how|who|where|when|remember)\b",
+    re.IGNORECASE,
+)
+
+
+def _asked(text: str, start: int, end: int) -> bool:
+    """Whether the clause of `text` that holds `start`..`end` is a question: it closes
+    with a question mark ("Did I tell you my name is Tomas?") or opens as one ("Why do I
+    love rainy days"). "My name is Tomas, what's yours?" tells the name."""
+    closing = re.search(_CLAUSE_MARKS, text[end:])
+    if closing is not None and closing[0] in "?？":
+        return True
+    head = re.split(_CLAUSE_MARKS, text[:start])[-1]
+    return bool(_ASKING_LEAD.match(head))
 
 
 _NAMING = frozenset({"name", "called", "named", "call", "名字", "叫"})
@@ -243,15 +259,33 @@ def recall_line(question: str, said: Iterable[str], *, chinese: bool = False) ->
 # "What was my kitten's name again?", misheard "What was my kid and name again?": the
 # name of something of theirs; "我的猫叫什么名字？".
 _THEIR_THING_NAME = re.compile(rf"\bmy (?!{_OWN_NAME}\b)([a-z]+)\b.*\b(?:name|called)\b")
-_THEIR_THING_NAME_ZH = re.compile(r"我的([\u4e00-\u9fff]{1,3}?)(?:叫什么|的名字|叫啥)")
-_NOT_TOLD = "[neutral] Hmm, I don't think you've told me its name yet. What is it?"
-_NOT_CAUGHT = "[neutral] Sorry, I didn't quite catch its name when you told me. What is it?"
-_NOT_TOLD_ZH = "[neutral] 嗯，你好像还没告诉过我它的名字呢。它叫什么？"
-_NOT_CAUGHT_ZH = "[neutral] 抱歉，你说它的名字的时候我没听清。它叫什么？"
+_THEIR_THING_NAME_ZH = re.compile(r"我的(?!名字)([\u4e00-\u9fff]{1,3}?)(?:叫什么|的名字|叫啥)")
+_NOT_TOLD = "[neutral] Hmm, I don't think you've told me {its} name yet. What is it?"
+_NOT_CAUGHT = "[neutral] Sorry, I didn't quite catch {its} name when you told me. What is it?"
+_NOT_TOLD_ZH = "[neutral] 嗯，你好像还没告诉过我{its}的名字呢。{its}叫什么？"
+_NOT_CAUGHT_ZH = "[neutral] 抱歉，你说{its}名字的时候我没听清。{its}叫什么？"
+# People are "their", not "its" ("What was my mom's name?").
+_PEOPLE = frozenset(
+    ["mom", "mum", "mother", "dad", "father", "wife", "husband", "son", "daughter", "kid",
+     "kids", "child", "children", "brother", "sister", "friend", "boss", "teacher",
+     "partner", "girlfriend", "boyfriend", "grandma", "grandpa", "grandmother",
+     "grandfather", "baby", "aunt", "uncle", "cousin", "colleague", "neighbour",
+     "neighbor", "roommate"]
+)  # fmt: skip
+_PEOPLE_ZH = ("妈", "爸", "母亲", "父亲", "老婆", "老公", "妻子", "丈夫", "儿子", "女儿",
+              "孩子", "哥", "姐", "弟", "妹", "朋友", "老板", "老师", "同事", "邻居",
+              "奶奶", "爷爷")  # fmt: skip
 # Their own name: "Do you remember my name?" with none told was answered "Yes, I remember
 # your name. My name is Mika." (the greeting was cut in two, its name never heard).
-_OWN_ASKED = re.compile(rf"\bmy {_OWN_NAME}\b|\bwho am i\b|\bwhat do you call me\b|我叫什么")
-_NAMING_WORDS = re.compile(r"\bname\b|\bcall(?:ed)? me\b|\bi'?m\b|\bi am\b|我叫|名字", re.I)
+_OWN_ASKED = re.compile(
+    rf"\bmy {_OWN_NAME}\b|\bwho am i\b(?!\s+\w)|\bwhat do you call me\b|我叫什么|我的名字"
+)
+# A name spoken of, or given in the words of the question itself ("Do you know my name?
+# I'm Tomas."): the model is left to answer.
+_NAMING_WORDS = re.compile(r"\bname\b|\bcall(?:ed)? me\b|我叫|名字", re.I)
+_GIVES_A_NAME = re.compile(
+    r"\b(?:[Ii]'?m|[Ii] am|[Ii]t'?s|[Tt]his is)\s+[A-Z]|我叫|我是"
+)
 _OWN_NOT_TOLD = "[neutral] Hmm, I don't think you've told me your name yet. What is it?"
 _OWN_NOT_CAUGHT = "[neutral] Sorry, I didn't quite catch your name. What is it?"
 _OWN_NOT_TOLD_ZH = "[neutral] 嗯，你好像还没告诉过我你的名字呢。你叫什么？"
@@ -272,11 +306,16 @@ def unknown_start(
     "kitten called Pepper" heard as "the kid and called her"), "I didn't quite catch
     its name". "" when something answers it, or when the memory's note speaks of the
     thing in words no fact was read from ("My cat is Nori": the model may know)."""
+    if memory:  # its lines of memories only (its header speaks of "I" and "you")
+        memory = "\n".join(line for line in memory.splitlines() if line.lstrip().startswith("- "))
     said = [memory, *told] if memory else list(told)
     if not asks_recall(question) or recall_answer(question, said, chinese=chinese):
         return ""
     low = question.lower().replace("’", "'")
-    if _OWN_ASKED.search(low):
+    if own := _OWN_ASKED.search(low):
+        # a name given in words no fact is read from ("I'm Tomas"): the model may know
+        if any(_GIVES_A_NAME.search(text) for text in [*said, question[own.end() :]]):
+            return ""
         mentions = [bool(_NAMING_WORDS.search(text)) for text in said]
         if memory and mentions[0]:
             return ""
@@ -288,16 +327,19 @@ def unknown_start(
         thing = english[1]
         kinds = next((kind for kind in _PET_KINDS if thing in kind), frozenset({thing}))
         mentions = [bool(kinds & set(re.findall(r"[a-z]+", text.lower()))) for text in said]
+        person = thing in _PEOPLE
     elif han := _THEIR_THING_NAME_ZH.search(question):
         mentions = [han[1] in text for text in said]
+        person = any(word in han[1] for word in _PEOPLE_ZH)
     else:
         return ""
     if memory and mentions[0]:
         return ""
     caught = any(mentions[1:] if memory else mentions)
     if chinese:
-        return _NOT_CAUGHT_ZH if caught else _NOT_TOLD_ZH
-    return _NOT_CAUGHT if caught else _NOT_TOLD
+        said_back = _NOT_CAUGHT_ZH if caught else _NOT_TOLD_ZH
+        return said_back.format(its="他们" if person else "它")
+    return (_NOT_CAUGHT if caught else _NOT_TOLD).format(its="their" if person else "its")
 
 _PETS_ZH = {"cat": "猫", "kitten": "小猫", "kitty": "小猫", "dog": "狗", "puppy": "小狗",
             "bird": "鸟", "rabbit": "兔子", "hamster": "仓鼠", "fish": "鱼"}  # fmt: skip

@@ -57,9 +57,9 @@ class TurnSettings(BaseModel):
         500,
         ge=100,
         le=10000,
-        description="The same silence after a question you finished asking "
-        "(\"What time is it?\"): a question hands the turn over, so the companion "
-        "answers sooner (100 to 10000; never longer than settle_ms).",
+        description="Silence in milliseconds (100 to 10000) after a question you "
+        "finished asking which ends your turn: a question hands the turn over, so it is "
+        "answered sooner (never later than after settle_ms).",
     )
     fallback_ms: int = Field(
         2500,

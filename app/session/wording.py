@@ -111,8 +111,9 @@ def sounds_finished(text: str, language: str | None) -> bool | None:
 
 
 
-# A Chinese question's closing particles, written with or without a question mark.
-_ZH_ASKING = ("吗", "么", "呢")
+# A Chinese question's closing particle, written with or without a question mark (not
+# 么 or 呢: "我想喝点什么。", "我在想呢" are statements).
+_ZH_ASKING = ("吗",)
 
 
 # Words a speaker opens with and goes on after ("Hi! My name is Tomas ...", "So, ...").
@@ -121,11 +122,18 @@ _OPENERS = _word_set(
     "good morning afternoon evening"
 )
 _ZH_OPENERS = ("你好", "您好", "嗨", "喂", "哈喽", "那个", "嗯", "好", "早上好", "晚上好")
+# ... and questions that only ask to go on ("You know what?").
+_OPENING_QUESTIONS = frozenset(
+    ["you know what", "know what", "guess what", "can i ask you something",
+     "can i ask you a question", "may i ask you something", "can i tell you something",
+     "you know", "listen"]
+)  # fmt: skip
 
 
 def sounds_like_an_opener(text: str) -> bool:
-    """Whether `text` is only what a speaker opens with ("Hi.", "Hello there!", "Okay,
-    so", "你好！"): a turn that may well go on after a pause, whatever its prosody says.
+    """Whether `text` is only what a speaker opens with ("Hi.", "Hello there!", "Okay.",
+    "You know what?", "你好！"): a turn that may well go on after a pause, whatever its
+    prosody says.
     The turn model heard espeak-ng's "Hi! [pause] My name is Tomas ..." end at "Hi."
     (0.36 s after it), and the reply to "Hi." was spoken over the rest."""
     if is_chinese(text):
@@ -133,6 +141,8 @@ def sounds_like_an_opener(text: str) -> bool:
         return bool(body) and body in _ZH_OPENERS
     spoken = words(text)
     meant = [word for word in spoken if word not in _FILLERS]
+    if " ".join(meant) in _OPENING_QUESTIONS:
+        return True
     return bool(spoken) and len(spoken) <= 3 and all(w in _OPENERS for w in meant)
 
 

@@ -1445,6 +1445,10 @@
         <translation>说完一句话后的静音</translation>
     </message>
     <message>
+        <source>Silence after a finished question</source>
+        <translation>问题说完后的静默</translation>
+    </message>
+    <message>
         <source>Longest silence before replying</source>
         <translation>回复前的最长静音</translation>
     </message>
@@ -2089,6 +2093,10 @@
         <translation>听起来已经说完的话之后，静默这么多毫秒（100 到 10000）就结束你的发言，即使话轮模型不确定。</translation>
     </message>
     <message>
+        <source>Question settle (ms)</source>
+        <translation>问题确认静默 (ms)</translation>
+    </message>
+    <message>
         <source>Fallback (ms)</source>
         <translation>最长静默 (ms)</translation>
     </message>
@@ -2515,6 +2523,10 @@
     <message>
         <source>The language you speak, as a code such as en or zh; auto follows the language of the windows and hears another when it is sure.</source>
         <translation>你说的语言，填写语言代码，例如 en 或 zh；auto 则跟随窗口的语言，确定听到的是另一种语言时就按那种语言识别。</translation>
+    </message>
+    <message>
+        <source>Silence in milliseconds (100 to 10000) after a question you finished asking which ends your turn: a question hands the turn over, so it is answered sooner (never later than after settle_ms).</source>
+        <translation>你问完一个问题后，静默这么多毫秒（100 到 10000）就结束你的发言：问题就是把话轮交出来，所以回答得更快（不会晚于 settle_ms）。</translation>
     </message>
     <message>
         <source>Your own programs the model may run as tools, by name (each with command, description, parameters, timeout_s).</source>
