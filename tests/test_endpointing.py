@@ -283,42 +283,37 @@ def test_an_interval_snapshot_taken_on_the_last_word_needs_no_second_one() -> No
     assert not [s for s in d.of(Snapshot) if isinstance(s, Snapshot) and s.at_pause]
 
 
+def unsure_then_heard(text: str) -> Driver:
+    """A turn whose pause the turn model is unsure of (0.1), then its words `text`."""
+    d = Driver()
+    d.speak(700)
+    d.silence(250)
+    d.answer(0.1)
+    d.hear(text)
+    return d
+
+
 def test_a_finished_question_settles_sooner_than_other_finished_words() -> None:
     # A question asked hands the turn over: with the turn model unsure (espeak-ng's flat
     # voices), "What is twelve plus seven?" was answered only after the whole settle
     # silence; statements still wait for it (the speaker may go on).
     assert CONFIG.question_settle_ms < CONFIG.settle_ms
-    for text in ("What is twelve plus seven?", "Do you remember my name ?", "现在几点？", "你好吗"):
-        d = Driver()
-        d.speak(700)
-        d.silence(250)
-        d.answer(0.1)
-        d.hear(text)
-        d.silence(CONFIG.question_settle_ms - 250 - 2 * FRAME_MS)
-        assert ends(d.actions) == [], text
-        d.silence(4 * FRAME_MS)
-        (end,) = ends(d.actions)
-        assert end.reason is EndReason.SETTLED, text
-    for text in ("I'm a bit nervous about my job interview tomorrow.", "Thanks!", "我很好。"):
-        d = Driver()
-        d.speak(700)
-        d.silence(250)
-        d.answer(0.1)
-        d.hear(text)
-        d.silence(CONFIG.settle_ms - 250 - 2 * FRAME_MS)
-        assert ends(d.actions) == [], text
-        d.silence(4 * FRAME_MS)
-        assert ends(d.actions)[0].reason is EndReason.SETTLED, text
+    questions = ("What is twelve plus seven?", "Do you remember my name ?", "现在几点？", "你好吗")
+    statements = ("I'm a bit nervous about my job interview tomorrow.", "Thanks!", "我很好。")
+    for texts, settle in ((questions, CONFIG.question_settle_ms), (statements, CONFIG.settle_ms)):
+        for text in texts:
+            d = unsure_then_heard(text)
+            d.silence(settle - 250 - 2 * FRAME_MS)
+            assert ends(d.actions) == [], text
+            d.silence(4 * FRAME_MS)
+            (end,) = ends(d.actions)
+            assert end.reason is EndReason.SETTLED, text
 
 
 def test_a_question_mark_after_words_that_go_on_settles_nothing() -> None:
     # The recognizer's "?" after "Can you help me with" does not make it a question asked.
     for text in ("Can you help me with?", "I want to tell you about?", "What do you think of the?"):
-        d = Driver()
-        d.speak(700)
-        d.silence(250)
-        d.answer(0.1)
-        d.hear(text)
+        d = unsure_then_heard(text)
         d.silence(CONFIG.settle_ms + 200)
         assert ends(d.actions) == [], text
 
