@@ -127,7 +127,7 @@ def test_a_division_by_zero_and_an_endless_decimal_are_said_as_such() -> None:
 @pytest.mark.parametrize(
     "text",
     ["What is it? Time six.", "what is seven plush two", "how much is nine tines four",
-     # a name for a number: tiny.en with 300 memories' names as hot words
+     # a name for a number: tiny.en's "twelve plus seven" in espeak-ng's en-gb voice
      "What is 12 plus Cameron?", "What is twelve minus Anna?"],
 )  # fmt: skip
 def test_a_sum_misheard_by_speech_recognition_is_told_apart(text: str) -> None:

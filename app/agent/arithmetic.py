@@ -354,8 +354,8 @@ _MISHEARD_OPS = frozenset(
 
 
 # A number, an operator, then a name where the other number should be: "What is 12 plus
-# Cameron?" (tiny.en, given the names of 300 memories as hot words, for "twelve plus
-# seven"), which the 1.5B model answered "12 plus Cameron is 14."
+# Cameron?" (tiny.en with 5 beams, for "twelve plus seven" in espeak-ng's en-gb voice),
+# which the 1.5B model answered "12 plus Cameron is 14."
 _NAME_FOR_A_NUMBER = re.compile(
     r"(\w+)\s+(?:plus|minus|times|multiplied by|divided by)\s+(?!Pi\b)[A-Z][a-z]+\b"
 )

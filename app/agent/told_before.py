@@ -255,7 +255,6 @@ def recall_line(question: str, said: Iterable[str], *, chinese: bool = False) ->
     )
 
 
-
 # "What was my kitten's name again?", misheard "What was my kid and name again?": the
 # name of something of theirs; "我的猫叫什么名字？".
 _THEIR_THING_NAME = re.compile(rf"\bmy (?!{_OWN_NAME}\b)([a-z]+)\b.*\b(?:name|called)\b")
@@ -317,29 +316,29 @@ def unknown_start(
         if any(_GIVES_A_NAME.search(text) for text in [*said, question[own.end() :]]):
             return ""
         mentions = [bool(_NAMING_WORDS.search(text)) for text in said]
-        if memory and mentions[0]:
-            return ""
-        caught = any(mentions[1:] if memory else mentions)
-        if chinese:
-            return _OWN_NOT_CAUGHT_ZH if caught else _OWN_NOT_TOLD_ZH
-        return _OWN_NOT_CAUGHT if caught else _OWN_NOT_TOLD
-    if english := _THEIR_THING_NAME.search(low):
+        whose = "your"
+    elif english := _THEIR_THING_NAME.search(low):
         thing = english[1]
         kinds = next((kind for kind in _PET_KINDS if thing in kind), frozenset({thing}))
         mentions = [bool(kinds & set(re.findall(r"[a-z]+", text.lower()))) for text in said]
-        person = thing in _PEOPLE
+        whose = "their" if thing in _PEOPLE else "its"
     elif han := _THEIR_THING_NAME_ZH.search(question):
         mentions = [han[1] in text for text in said]
-        person = any(word in han[1] for word in _PEOPLE_ZH)
+        whose = "their" if any(word in han[1] for word in _PEOPLE_ZH) else "its"
     else:
         return ""
     if memory and mentions[0]:
         return ""
     caught = any(mentions[1:] if memory else mentions)
+    if whose == "your":
+        if chinese:
+            return _OWN_NOT_CAUGHT_ZH if caught else _OWN_NOT_TOLD_ZH
+        return _OWN_NOT_CAUGHT if caught else _OWN_NOT_TOLD
     if chinese:
         said_back = _NOT_CAUGHT_ZH if caught else _NOT_TOLD_ZH
-        return said_back.format(its="他们" if person else "它")
-    return (_NOT_CAUGHT if caught else _NOT_TOLD).format(its="their" if person else "its")
+        return said_back.format(its="他们" if whose == "their" else "它")
+    return (_NOT_CAUGHT if caught else _NOT_TOLD).format(its=whose)
+
 
 _PETS_ZH = {"cat": "猫", "kitten": "小猫", "kitty": "小猫", "dog": "狗", "puppy": "小狗",
             "bird": "鸟", "rabbit": "兔子", "hamster": "仓鼠", "fish": "鱼"}  # fmt: skip

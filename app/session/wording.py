@@ -133,9 +133,8 @@ _OPENING_QUESTIONS = frozenset(
 def sounds_like_an_opener(text: str) -> bool:
     """Whether `text` is only what a speaker opens with ("Hi.", "Hello there!", "Okay.",
     "You know what?", "你好！"): a turn that may well go on after a pause, whatever its
-    prosody says.
-    The turn model heard espeak-ng's "Hi! [pause] My name is Tomas ..." end at "Hi."
-    (0.36 s after it), and the reply to "Hi." was spoken over the rest."""
+    prosody says. The turn model heard espeak-ng's "Hi! [pause] My name is Tomas ..."
+    end at "Hi." (0.36 s after it), and the reply to "Hi." was spoken over the rest."""
     if is_chinese(text):
         body = re.sub(r"\W+", "", text)  # its marks out; any other words kept
         return bool(body) and body in _ZH_OPENERS
