@@ -100,7 +100,9 @@ def test_a_real_session_shows_the_words_while_the_user_speaks(
 
     run_on_qt_loop(main())
     pending = [text for text, still in seen if still]
-    assert pending and all(text.endswith("…") for text in pending)
+    # they trail off: the window's "…", or whisper's own "..." (with 5 beams it writes
+    # "I want to tell you about..." at the pause, and the window adds none after it)
+    assert pending and all(text.endswith(("…", "...")) for text in pending)
     assert any("tell" in text.lower() and "cat" not in text.lower() for text in pending)
     final, still = seen[-1]
     assert not still and not final.endswith("…") and "cat" in final.lower()
