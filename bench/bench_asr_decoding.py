@@ -6,7 +6,8 @@ and time per utterance on the conversation bench's questions and the phrase sets
 
 Each set-up is a model (tiny.en, or the multilingual base forced to English) and the
 English decoding options of app/speech/adapters/whisper_local.py (`ENGLISH_BEAM_SIZE`,
-`ENGLISH_PATIENCE`, `ENGLISH_PROMPT`), set for the run; audio goes through the adapter
+`ENGLISH_PATIENCE`, `ENGLISH_PROMPT`, and the encoder's window: `ENCODER_TAIL_FRAMES`,
+`ENCODER_MIN_FRAMES`; the set-ups ending in -w read a short one), set for the run; audio goes through the adapter
 as the session hands it over (the whole utterance at once), int8, `--threads` threads.
 
 Speech (espeak-ng, resampled by sox to 16 kHz mono s16le):
@@ -67,6 +68,10 @@ class Setup:
     beam_size: int
     patience: float = 1.0
     prompt: str | None = None
+    # The encoder's window (`whisper_local.ENCODER_TAIL_FRAMES`/`ENCODER_MIN_FRAMES`):
+    # None = whisper's whole 30 s.
+    tail: int | None = None
+    min_frames: int = 500
 
 
 SETUPS = {
@@ -79,6 +84,14 @@ SETUPS = {
     "base-b1": Setup("base", 1),
     "base-b5": Setup("base", 5),
     "base-b5-prompt": Setup("base", 5, prompt=PROMPT),
+    "tiny-b1-w": Setup("tiny.en", 1, tail=100),
+    "tiny-b5-w": Setup("tiny.en", 5, tail=100),
+    "tiny-b5-w50": Setup("tiny.en", 5, tail=50),
+    "tiny-b5-w300": Setup("tiny.en", 5, tail=300),
+    "tiny-b5-w10s": Setup("tiny.en", 5, tail=100, min_frames=1000),
+    "base-b1-w": Setup("base", 1, tail=100),
+    "base-b5-w": Setup("base", 5, tail=100),
+    "base-b5-w10s": Setup("base", 5, tail=100, min_frames=1000),
 }
 SECTIONS = ("questions", "phrases", "noise-only")
 
@@ -148,6 +161,8 @@ def apply(setup: Setup) -> None:
     whisper_local.ENGLISH_BEAM_SIZE = setup.beam_size
     whisper_local.ENGLISH_PATIENCE = setup.patience
     whisper_local.ENGLISH_PROMPT = setup.prompt
+    whisper_local.ENCODER_TAIL_FRAMES = setup.tail
+    whisper_local.ENCODER_MIN_FRAMES = setup.min_frames
 
 
 async def run_setup(
@@ -181,7 +196,9 @@ async def run_setup(
     biased = ", names biased" if names else ""
     print(
         f"\n=== {name}: {setup.model}, beam {setup.beam_size}, patience {setup.patience:g}, "
-        f"prompt {'yes' if setup.prompt else 'no'}{biased}"
+        f"prompt {'yes' if setup.prompt else 'no'}, encoder window "
+        f"{'30 s' if setup.tail is None else f'sound + {setup.tail} frames, ≥ {setup.min_frames}'}"
+        f"{biased}"
     )
     for label, values in scores.items():
         print(f"  {label:<18} WER {statistics.mean(values):.3f}  (n={len(values)})")

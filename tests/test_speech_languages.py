@@ -24,6 +24,7 @@ from app.speech import (
     create_speech_client,
     whisper_models,
 )
+from app.speech.adapters import whisper_local
 from app.speech.adapters.whisper_hallucinations import WhisperSegment, spoken_text
 from app.speech.adapters.whisper_local import (
     MAX_KNOWN_WORDS,
@@ -336,6 +337,26 @@ async def test_partials_appear_in_chinese_while_the_user_speaks(
     assert partials and all(e.language == "zh" for e in events)
     assert any(HAN.search(e.text) for e in partials), partials
     assert events[-1].is_final and cer(text, events[-1].text) <= 0.5
+
+
+async def test_chinese_is_encoded_in_whisper_whole_window(
+    multilingual: WhisperLocalAdapter,
+    chinese_speech: list[tuple[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """English reads a short window (tests/test_speech_whisper.py); Chinese does not: in
+    bench/bench_asr.py base's character error rate rose from 0.45 to 0.57 with it."""
+    cut: list[int] = []
+    shorten = whisper_local.shortened_window
+    monkeypatch.setattr(
+        whisper_local, "shortened_window", lambda f: cut.append(f.shape[-1]) or shorten(f)
+    )
+    heard, language = await final(SpeechClient(multilingual), chinese_speech[0][1])
+    assert language == "zh" and HAN.search(heard), heard
+    assert cut == []  # the short window was never cut for it
+    english = sharing(multilingual, language="en")
+    await final(english, chinese_speech[0][1])
+    assert cut  # the same model cuts it for English
 
 
 # ------------------------------------------------------------------ names, for real

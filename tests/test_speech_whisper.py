@@ -21,7 +21,13 @@ from app.speech import (
     TranscriptionEvent,
     create_speech_client,
 )
-from app.speech.adapters.whisper_local import WhisperLocalAdapter, whisper_language
+from app.speech.adapters import whisper_local
+from app.speech.adapters.whisper_local import (
+    WhisperLocalAdapter,
+    encoder_frames,
+    shortened_window,
+    whisper_language,
+)
 from tests.speech_servers import AudioSource
 
 
@@ -220,3 +226,99 @@ async def test_english_variants_work_with_tiny_en(
     client = SpeechClient(whisper)
     events = [e async for e in client.stream(chunks(read_wav_16k(question_wav)))]
     assert "weather" in events[-1].text.lower()
+
+
+# ------------------------------------------------------------------ the encoder's window
+
+
+def padded_features(seconds: float) -> np.ndarray:
+    """Whisper's log-mel of `seconds` of real-ish sound, padded to the 30 s window the
+    way faster-whisper pads it (zeros), as `encode` receives it."""
+    from faster_whisper.audio import pad_or_trim
+    from faster_whisper.feature_extractor import FeatureExtractor
+
+    audio = (np.random.default_rng(3).normal(0, 0.1, int(seconds * 16000))).astype(np.float32)
+    return np.asarray(pad_or_trim(FeatureExtractor()(audio)[:, :-1]))
+
+
+def test_the_encoder_reads_the_utterance_and_a_tail_not_thirty_seconds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(whisper_local, "ENCODER_TAIL_FRAMES", 100)
+    monkeypatch.setattr(whisper_local, "ENCODER_MIN_FRAMES", 1000)
+    # 12.3 s of sound: its 1230 frames and a 1 s tail
+    assert shortened_window(padded_features(12.3)).shape == (80, 1330)
+    # 3 s of sound: the 10 s least window; silence alone too
+    assert shortened_window(padded_features(3.0)).shape == (80, 1000)
+    assert shortened_window(np.zeros((80, 3000), np.float32)).shape == (80, 1000)
+    # a whole window of sound is read whole, and so is a window longer than its tail
+    assert shortened_window(padded_features(30.0)).shape == (80, 3000)
+    assert shortened_window(padded_features(29.5)).shape == (80, 3000)
+    # never odd (the encoder's first convolution has stride 2)
+    assert encoder_frames(1101) == 1202 and encoder_frames(1100) == 1200
+    # what is cut off is the padding, nothing heard
+    features = padded_features(12.3)
+    assert np.array_equal(shortened_window(features), features[:, :1330])
+    assert not np.any(features[:, 1330:])
+    # None: whisper's whole window, as it was trained
+    monkeypatch.setattr(whisper_local, "ENCODER_TAIL_FRAMES", None)
+    assert shortened_window(padded_features(3.0)).shape == (80, 3000)
+
+
+class EncoderInputs:
+    """The widths of the feature windows the loaded model's encoder is given."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.widths: list[int] = []
+        cut = whisper_local.shortened_window
+
+        def spy(features: np.ndarray) -> np.ndarray:
+            window = cut(features)
+            self.widths.append(window.shape[-1])
+            return window
+
+        monkeypatch.setattr(whisper_local, "shortened_window", spy)
+
+
+async def test_english_speech_is_encoded_in_a_short_window(
+    loaded_client: SpeechClient, question_wav: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inputs = EncoderInputs(monkeypatch)
+    events = [e async for e in loaded_client.stream(chunks(read_wav_16k(question_wav), 32000))]
+    assert "weather" in events[-1].text.lower()
+    assert inputs.widths and all(width == 1000 for width in inputs.widths), inputs.widths
+    # the encoder's own output: 2 frames to a position, 1500 for 30 s
+    adapter = loaded_client.adapter
+    assert isinstance(adapter, WhisperLocalAdapter)
+    with whisper_local.short_window():
+        assert adapter._load_sync().encode(padded_features(3.0)).shape[1] == 500
+    assert adapter._load_sync().encode(padded_features(3.0)).shape[1] == 1500
+
+
+# Questions of the conversation bench in their voices, each said once: with too short a
+# window (5 s) whisper heard the first three twice over ("Do you remember my name? Do
+# you remember my name? Do").
+SAID_ONCE = (
+    ("Do you remember my name?", "en-us"),
+    ("How much is one hundred minus thirty five?", "en-gb-x-rp"),
+    ("Can you tell me what time it is right now?", "en-us+f3"),
+    ("Do you have any advice to help me calm down?", "en-gb-x-rp"),
+    ("What is twelve plus seven?", "en-gb"),
+    ("Thank you, that's all for now. Goodbye!", "en-us+f2"),
+)
+
+
+async def test_a_short_question_is_heard_once_not_twice_over(
+    loaded_client: SpeechClient, tmp_path: Path
+) -> None:
+    from tests.test_speech_wer import synthesize
+
+    heard = []
+    for text, voice in SAID_ONCE:
+        pcm = synthesize(text, tmp_path, voice=voice, speed=150)
+        events = [e async for e in loaded_client.stream(chunks(pcm, 32000))]
+        heard.append(events[-1].text)
+    for (text, _voice), words in zip(SAID_ONCE, heard, strict=True):
+        said = len(text.split())
+        assert said - 2 <= len(words.split()) <= said + 2, (text, words)
+    assert "remember my name" in heard[0].lower()

@@ -135,7 +135,10 @@ async def test_a_sentence_with_a_pause_in_the_middle_is_one_turn(
     await heard.listen(ChunkListSource(chunks(paused_sentence)))
     (final,) = heard.finals()
     said = words(final.text)
-    assert "tell" in said and "cat" in said, final.text
+    # both halves, in one turn: the words before the pause and "my" after it (the last
+    # word is the recognizer's to get right: tiny.en hears "my cat" as "my card" now
+    # and then, in its short English window 1 recording of 48, in 30 s none)
+    assert "tell" in said and "my" in said, final.text
     (result,) = heard.results
     assert result.user_words == final.text and result.endpointing["heard_while_speaking"]
     # While the user paused, the words so far were shown, under the same turn.
@@ -157,7 +160,7 @@ async def test_a_fixed_silence_cuts_the_same_sentence_in_two(
     # The turn ended in the pause: what came after it is not part of it (whether it
     # becomes a turn of its own depends on what the companion is doing by then).
     first = heard.finals()[0]
-    assert "tell" in words(first.text) and "cat" not in words(first.text)
+    assert "tell" in words(first.text) and "my" not in words(first.text), first.text
 
 
 async def test_two_questions_several_seconds_apart_are_two_turns(
