@@ -7,8 +7,9 @@ and time per utterance on the conversation bench's questions and the phrase sets
 Each set-up is a model (tiny.en, or the multilingual base forced to English) and the
 English decoding options of app/speech/adapters/whisper_local.py (`ENGLISH_BEAM_SIZE`,
 `ENGLISH_PATIENCE`, `ENGLISH_PROMPT`, and the encoder's window: `ENCODER_TAIL_FRAMES`,
-`ENCODER_MIN_FRAMES`; the set-ups ending in -w read a short one), set for the run; audio goes through the adapter
-as the session hands it over (the whole utterance at once), int8, `--threads` threads.
+`ENCODER_MIN_FRAMES`; the set-ups ending in -w read a short one), set for the run; audio
+goes through the adapter as the session hands it over (the whole utterance at once), int8,
+`--threads` threads.
 
 Speech (espeak-ng, resampled by sox to 16 kHz mono s16le):
 - questions: the 12 questions of bench/bench_conversation.py, each in all six of its

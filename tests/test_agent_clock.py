@@ -45,6 +45,8 @@ DATE_QUESTIONS = [
     "What made on the week it's today?",
     "What made the weak is it today?",
     "What may I be on the weekend tonight?",
+    "What may of the week is to nay?",
+    "What made on the week is it to nay?",
     "what year is it",
     "is it friday today",
     "今天几号？",

@@ -361,3 +361,53 @@ def test_a_chinese_statement_ending_on_a_question_word_is_no_question() -> None:
     for text in ("You know what?", "Guess what?", "Can I ask you something?"):
         assert sounds_like_an_opener(text), text
     assert not sounds_like_an_opener("What do you know about whales?")
+
+
+# Questions tiny.en wrote without a question mark (the conversation bench, English read
+# in a short window: "Do you remember my name", "What was my kid and name again"), or
+# with a full stop: the order of the words asks.
+UNMARKED_QUESTIONS = (
+    "Do you remember my name",
+    "What was my kid and name again",
+    "What was my kitten's name again.",
+    "Can you tell me what time it is right now",
+    "How much is 100 minus 35",
+    "What's the time",
+    "Is it going to rain tomorrow.",
+    "Why does the sky look blue",
+    "What time does the shop open",
+    "Didn't you say that yesterday",
+)
+# ... and statements that open with the same words, or questions still going on.
+NOT_ASKED = (
+    "What I want is a nap.",
+    "How I wish I could go.",
+    "What he said was true.",
+    "When you come home we eat.",
+    "What a lovely day.",
+    "How nice is that!",
+    "Do you remember my",
+    "Can you help me with",
+    "Is it",
+    "I wonder what time it is.",
+    "You are sure.",
+)
+
+
+def test_a_question_is_known_by_its_word_order_when_the_recognizer_left_no_mark() -> None:
+    from app.session.wording import sounds_asked
+
+    for text in UNMARKED_QUESTIONS:
+        assert sounds_asked(text, "en"), text
+    for text in NOT_ASKED:
+        assert not sounds_asked(text, "en"), text
+
+
+def test_a_question_without_its_mark_ends_the_turn_after_the_question_settle() -> None:
+    for text in ("Do you remember my name", "What was my kid and name again"):
+        d = unsure_then_heard(text)
+        d.silence(CONFIG.question_settle_ms - 250 - 2 * FRAME_MS)
+        assert ends(d.actions) == [], text
+        d.silence(4 * FRAME_MS)
+        (end,) = ends(d.actions)
+        assert end.reason is EndReason.SETTLED and end.text == text

@@ -72,10 +72,11 @@ _ASKED: dict[str, re.Pattern[str]] = {
         r"|\bwhich day is (?:it|today)\b|\bwhat (?:month|year) is it\b"
         r"|\bis (?:it|today) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
         # tiny.en's "What day of the week is it today?" in espeak-ng's en-gb voice: "What
-        # made on the week it's today?", "What made the weak is it today?" (a weekday
+        # made on the week it's today?", "What made the weak is it today?", with "today"
+        # itself misheard in a short window: "What may of the week is to nay?" (a weekday
         # said when something else was asked costs one sentence; a guess costs trust)
         r"|^\W*what\b[^.?!]{0,30}(?<!\bmy )(?<!\bthis )(?<!\bnext )(?<!\blast )"
-        r"(?<!\byour )\b(?:week|weak|weekend)\b[^.?!]{0,12}\b(?:today|tonight)\s*\?*\s*$"
+        r"(?<!\byour )\b(?:week|weak|weekend)\b[^.?!]{0,12}\b(?:today|tonight|to ?nay)\s*\?*\s*$"
         r"|几号|几月几[日号]|星期几|周几|礼拜几|什么日子|是哪一?天|今天.{0,3}日期|是哪一?年"
     ),
     "part": re.compile(

@@ -148,15 +148,55 @@ def sounds_like_an_opener(text: str) -> bool:
 def sounds_asked(text: str, language: str | None) -> bool:
     """Whether `text` ends on a finished question: it sounds finished
     (`sounds_finished`) and its last sentence is closed by a question mark ("What is
-    twelve plus seven?", "现在几点？") or, in Chinese, by a question particle ("你好吗").
-    A question asked is a turn handed over: the recognizer's question mark after words
-    that go on ("Can you help me with?") counts for nothing."""
+    twelve plus seven?", "现在几点？"), or, in Chinese, by a question particle ("你好吗"),
+    or, in English, has the order of a question and no mark that says otherwise ("Do you
+    remember my name", "What was my kitten's name again."): the recognizer's marks come
+    and go (tiny.en wrote "Do you remember my name" for one recording and "...name?" for
+    the next). A question asked is a turn handed over: the recognizer's question mark
+    after words that go on ("Can you help me with?") counts for nothing."""
     if sounds_finished(text, language) is not True:
         return False
     stripped = text.rstrip().rstrip(_ZH_CLOSING_QUOTES)
     if stripped.endswith(("?", "？")):
         return True
-    return is_chinese(text) and stripped.rstrip("。.!！").endswith(_ZH_ASKING)
+    if is_chinese(text):
+        return stripped.rstrip("。.!！").endswith(_ZH_ASKING)
+    return not stripped.endswith("!") and _has_question_order(_last_sentence(stripped))
+
+
+# The start of an English question: an auxiliary before its subject ("Do you ...", "Is
+# it ...", "Can I ..."), or a wh-word and an auxiliary ("What was ...", "How much is
+# ...", "What time is it ..."). "What I want is a nap." and "How I wish ..." are not.
+_AUXILIARIES = _word_set(
+    "do does did can could will would should shall may might must is are was were am "
+    "have has had dont doesnt didnt cant couldnt wont wouldnt isnt arent wasnt"
+)
+_SUBJECTS = _word_set(
+    "you i we they he she it there this that these those my your our their his her its "
+    "the a an anyone anybody someone somebody everyone"
+)
+_PRONOUNS = _word_set("you i we they he she it")
+_WH = _word_set("what who whom whose where when why how which")
+_WH_AUXILIARIES = _AUXILIARIES | _word_set("whats wheres whos hows")
+
+
+def _has_question_order(sentence: str) -> bool:
+    said = [w.replace("'", "").replace("’", "") for w in words(sentence)]
+    if len(said) < 3:
+        return False
+    if said[0] in _AUXILIARIES:
+        return said[1] in _SUBJECTS
+    if said[0] in _WH_AUXILIARIES - _AUXILIARIES:
+        return True
+    # a wh-word, at most one word of what it asks for ("how much", "what time"), then an
+    # auxiliary: "What was ...", "How much is ..."; a subject first is a statement's
+    # order ("What I want is ...")
+    if said[0] not in _WH:
+        return False
+    if said[1] in _AUXILIARIES:
+        return True
+    return said[1] not in _PRONOUNS and said[2] in _AUXILIARIES
+
 
 # Chinese. Words after which a sentence goes on, whatever mark the recognizer put after
 # them: conjunctions ("我喜欢猫和"), "如果…的话", fillers ("然后那个"), prepositions.

