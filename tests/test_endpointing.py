@@ -376,7 +376,9 @@ UNMARKED_QUESTIONS = (
     "Is it going to rain tomorrow.",
     "Why does the sky look blue",
     "What time does the shop open",
-    "Didn't you say that yesterday",
+    "Which one is better",
+    "Whose turn is next",
+    "Haven't you eaten yet",
 )
 # ... and statements that open with the same words, or questions still going on.
 NOT_ASKED = (
@@ -391,6 +393,20 @@ NOT_ASKED = (
     "Is it",
     "I wonder what time it is.",
     "You are sure.",
+    # questions that may go on after a pause: their turn is not handed over sooner
+    "Do you think",
+    "Did you know that my cat",
+    "Is it true that my sister",
+    "Could you tell me.",
+    "Can you remind me to call",
+    # statements a wh-word opens ("What happened is ...", "When Dad was little ...")
+    "What happened is my car broke down",
+    "What matters is my family",
+    "What was weird was the noise",
+    "What's funny is that my cat",
+    "When Dad was little",
+    "Where Anna was born",
+    "How cool is that.",
 )
 
 

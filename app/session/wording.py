@@ -169,13 +169,24 @@ def sounds_asked(text: str, language: str | None) -> bool:
 # ...", "What time is it ..."). "What I want is a nap." and "How I wish ..." are not.
 _AUXILIARIES = _word_set(
     "do does did can could will would should shall may might must is are was were am "
-    "have has had dont doesnt didnt cant couldnt wont wouldnt isnt arent wasnt"
+    "have has had dont doesnt didnt cant couldnt wont wouldnt isnt arent wasnt werent "
+    "havent hasnt hadnt shouldnt"
 )
 _SUBJECTS = _word_set(
     "you i we they he she it there this that these those my your our their his her its "
     "the a an anyone anybody someone somebody everyone"
 )
 _PRONOUNS = _word_set("you i we they he she it")
+_WH_WITH_NOUN = _word_set("what which whose how")
+_COPULAS = _word_set("is was")
+# Last words after which a question goes on ("Do you think", "Do you remember"), and
+# words that lead into more ("Did you know that my cat", "Is it true that my sister").
+_TAKES_MORE = _word_set(
+    "think know remember mind want need see hear imagine tell believe wonder guess "
+    "suppose mean say ask hope wish expect realize realise notice feel agree show give "
+    "remind"
+)
+_LEADS_ON = _word_set("that if whether because so when while")
 _WH = _word_set("what who whom whose where when why how which")
 _WH_AUXILIARIES = _AUXILIARIES | _word_set("whats wheres whos hows")
 
@@ -184,18 +195,33 @@ def _has_question_order(sentence: str) -> bool:
     said = [w.replace("'", "").replace("’", "") for w in words(sentence)]
     if len(said) < 3:
         return False
+    # a question that may well go on after a pause: "Do you think ‖ I should quit?",
+    # "Did you know that my cat ‖ ...", "Do you remember ‖ the trip ..."
+    if (
+        _TAKES_MORE.intersection(said[-2:])  # "Do you think", "Could you tell me."
+        or _LEADS_ON.intersection(said[-3:])
+        or "to" in said[-2:]  # "Can you remind me to call"
+    ):
+        return False
     if said[0] in _AUXILIARIES:
         return said[1] in _SUBJECTS
     if said[0] in _WH_AUXILIARIES - _AUXILIARIES:
-        return True
-    # a wh-word, at most one word of what it asks for ("how much", "what time"), then an
-    # auxiliary: "What was ...", "How much is ..."; a subject first is a statement's
-    # order ("What I want is ...")
-    if said[0] not in _WH:
+        first = 1
+    elif said[0] in _WH and said[1] in _AUXILIARIES:
+        first = 2
+    elif (
+        # one word of what is asked for ("How much is", "Which one is", "What time is");
+        # a verb there is a statement's ("What happened is my car broke down")
+        said[0] in _WH_WITH_NOUN
+        and said[1] not in _PRONOUNS
+        and not said[1].endswith(("ed", "s"))
+        and said[2] in _AUXILIARIES
+    ):
+        first = 3
+    else:
         return False
-    if said[1] in _AUXILIARIES:
-        return True
-    return said[1] not in _PRONOUNS and said[2] in _AUXILIARIES
+    # a second "is" makes a statement of a wh-clause ("What's funny is ...")
+    return not _COPULAS.intersection(said[first:])
 
 
 # Chinese. Words after which a sentence goes on, whatever mark the recognizer put after
