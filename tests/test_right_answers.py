@@ -151,7 +151,7 @@ async def test_small_sums_asked_in_any_words_are_answered_right() -> None:
 
 
 async def test_a_reply_the_app_knows_is_begun_with_it_and_the_model_goes_on() -> None:
-    """A greeting with a name, a sum and a name asked back: each reply's first sentence
+    """A greeting with a name, a sum, a name asked back and a goodbye: each reply's first sentence
     is the one the app knew (heard at once), with its face; the model went on from it
     in the same message (no second greeting, no sum said twice), and the conversation
     keeps the whole reply."""
@@ -162,6 +162,7 @@ async def test_a_reply_the_app_knows_is_begun_with_it_and_the_model_goes_on() ->
              "Hi Tomas, nice to meet you!", "joy"),
             ("what is twelve plus seven", "12 plus 7 is 19.", "neutral"),
             ("What was my kitten's name again?", "Of course!", "joy"),
+            ("Thank you, that's all for now. Goodbye!", "You're welcome!", "joy"),
         ]  # fmt: skip
         for question, first, face in turns:
             result = await session.send_text(question)
@@ -176,3 +177,4 @@ async def test_a_reply_the_app_knows_is_begun_with_it_and_the_model_goes_on() ->
     assert stored[0].startswith("[joy] Hi Tomas, nice to meet you!")
     assert stored[1].startswith("[neutral] 12 plus 7 is 19.")
     assert stored[2].startswith("[joy] Of course! Your kitten is called Pepper.")
+    assert stored[3].startswith("[joy] You're welcome! Bye for now!")

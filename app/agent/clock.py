@@ -36,6 +36,7 @@ from datetime import datetime
 from app.agent.arithmetic import asked_sums, misheard_sum, said_sums, sum_line
 from app.agent.feelings import feeling_in, feeling_line, feeling_start
 from app.agent.notes import memory_note_start
+from app.agent.parting import parting_start
 from app.agent.told_before import (
     asks_recall,
     recall_answer,
@@ -260,6 +261,7 @@ def reply_start(
     "[joy] Of course! Your name is Tomas.", asking back words heard wrong, greeting a
     name told, saying a name asked for was never told: `told_before.unknown_start`);
     a feeling acknowledged ("[sadness] I'm sorry to hear that.": `feelings.feeling_start`);
+    thanks or a goodbye answered ("[joy] You're welcome! Bye for now!": `parting`);
     "" when the model is to find its own words and face. `earlier` holds the long-term memory's
     note `memory` first, when there is one.
 
@@ -280,6 +282,9 @@ def reply_start(
         )
     if misheard_sum(text):
         return MISHEARD_SAY_ZH if chinese else MISHEARD_SAY
+    parting = parting_start(text, chinese=chinese)
+    if parting:
+        return parting
     feeling = feeling_in(text)
     telling = telling_start(text, chinese=chinese) if feeling is None or feeling.happy else ""
     if telling or feeling is None:
