@@ -72,7 +72,7 @@ class Setup:
     # The encoder's window (`whisper_local.ENCODER_TAIL_FRAMES`/`ENCODER_MIN_FRAMES`):
     # None = whisper's whole 30 s.
     tail: int | None = None
-    min_frames: int = 1000
+    min_frames: int = 1500
 
 
 SETUPS = {
@@ -85,13 +85,16 @@ SETUPS = {
     "base-b1": Setup("base", 1),
     "base-b5": Setup("base", 5),
     "base-b5-prompt": Setup("base", 5, prompt=PROMPT),
-    # the app's English window (utterance + 1 s, at least 10 s), and shorter ones
-    "tiny-b1-w": Setup("tiny.en", 1, tail=100, min_frames=1000),
-    "tiny-b5-w": Setup("tiny.en", 5, tail=100, min_frames=1000),
+    # the app's English window (utterance + 1 s, at least 15 s), and others
+    "tiny-b1-w": Setup("tiny.en", 1, tail=100, min_frames=1500),
+    "tiny-b5-w": Setup("tiny.en", 5, tail=100, min_frames=1500),
+    "tiny-b5-w10s": Setup("tiny.en", 5, tail=100, min_frames=1000),
+    "tiny-b5-w20s": Setup("tiny.en", 5, tail=100, min_frames=2000),
     "tiny-b5-w5s": Setup("tiny.en", 5, tail=100, min_frames=500),
     "tiny-b5-w5s-tail3s": Setup("tiny.en", 5, tail=300, min_frames=500),
-    "base-b1-w": Setup("base", 1, tail=100, min_frames=1000),
-    "base-b5-w": Setup("base", 5, tail=100, min_frames=1000),
+    "base-b1-w": Setup("base", 1, tail=100, min_frames=1500),
+    "base-b5-w": Setup("base", 5, tail=100, min_frames=1500),
+    "base-b5-w10s": Setup("base", 5, tail=100, min_frames=1000),
     "base-b5-w5s": Setup("base", 5, tail=100, min_frames=500),
 }
 SECTIONS = ("questions", "phrases", "noise-only")

@@ -137,7 +137,7 @@ async def test_a_sentence_with_a_pause_in_the_middle_is_one_turn(
     said = words(final.text)
     # both halves, in one turn: the words before the pause and "my" after it (the last
     # word is the recognizer's to get right: tiny.en hears "my cat" as "my card" now
-    # and then, in its short English window 1 recording of 48, in 30 s none)
+    # and then, in its short English window 10 syntheses of 48, in 30 s none)
     assert "tell" in said and "my" in said, final.text
     (result,) = heard.results
     assert result.user_words == final.text and result.endpointing["heard_while_speaking"]

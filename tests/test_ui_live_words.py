@@ -103,6 +103,8 @@ def test_a_real_session_shows_the_words_while_the_user_speaks(
     # they trail off: the window's "…", or whisper's own "..." (with 5 beams it writes
     # "I want to tell you about..." at the pause, and the window adds none after it)
     assert pending and all(text.endswith(("…", "...")) for text in pending)
-    assert any("tell" in text.lower() and "cat" not in text.lower() for text in pending)
+    assert any("tell" in text.lower() and " my " not in f" {text.lower()} " for text in pending)
+    # the words after the pause are in the final: "my" (its last word is tiny.en's to
+    # get right: in its short English window it hears "my card" now and then)
     final, still = seen[-1]
-    assert not still and not final.endswith("…") and "cat" in final.lower()
+    assert not still and not final.endswith("…") and " my " in f" {final.lower()} ", final

@@ -80,17 +80,25 @@ _TOKENS_PER_SECOND = 12
 _MIN_TOKENS = 24
 # Whisper's encoder reads a 30 s window whatever the utterance's length: faster-whisper
 # pads the log-mel features with zeros to 3000 frames (10 ms each). On 2 cores that
-# pass is most of a transcription (tiny.en: about 400 of 500 ms for a 3 s question).
+# pass is most of a transcription (tiny.en: about 400 of 450 ms for a 3 s question).
 # For English the encoder is given the utterance and a tail of padding instead:
 # `ENCODER_TAIL_FRAMES` after the last frame of sound, at least `ENCODER_MIN_FRAMES` in
-# all (None: the whole 30 s window, as whisper was trained). bench/bench_asr_decoding.py,
-# tiny.en with 5 beams on the conversation's 12 questions in 6 voices: WER 0.122 → 0.114
-# clean, 0.413 → 0.400 at 10 dB, 488 → 114 ms an utterance. A window shorter than 10 s
-# made whisper say short questions twice over ("Do you remember my name? Do you
-# remember my name? Do"), 1 s or 3 s of tail alike. Chinese keeps the whole window: on
-# bench/bench_asr.py's phrases base's character error rate rose from 0.45 to 0.57.
+# all (None: the whole 30 s window, as whisper was trained). tiny.en, 5 beams, word
+# error rate (bench/bench_asr_decoding.py: the conversation's 12 questions in 6 voices,
+# clean / 10 dB; its phrases; and the 48 sentences of bench/latency/cutoffs.py, half
+# with a pause inside, clean):
+#   30 s: 0.122 / 0.413, 0.344 / 0.598, 0.118; about 450 ms an utterance
+#   20 s: 0.109 / 0.388, 0.353 / 0.530, 0.105; 262 ms
+#   15 s: 0.102 / 0.378, 0.337 / 0.557, 0.113; 155 ms (the default)
+#   10 s: 0.114 / 0.400, 0.337 / 0.549, 0.148; about 100 ms
+# With 10 s or less whisper said short questions twice over ("Good morning, how are
+# you today? Good morning, how are you today", "Do you remember my name? Do you
+# remember my name? Do"). Each window has sentences it hears worse: "I want to tell
+# you about [1.2 s] my cat." was "... my card." in 10 of 48 syntheses with 15 s, none
+# with 30 s. Chinese keeps the whole window: on bench/bench_asr.py's phrases base's
+# character error rate rose from 0.45 to 0.57 with a 10 s one.
 ENCODER_TAIL_FRAMES: int | None = 100
-ENCODER_MIN_FRAMES = 1000
+ENCODER_MIN_FRAMES = 1500
 _WINDOW_FRAMES = 3000
 # Set while an English utterance is transcribed: its encoder passes read the short window.
 _SHORT_WINDOW: ContextVar[bool] = ContextVar("short_window", default=False)
