@@ -427,3 +427,21 @@ def test_a_question_without_its_mark_ends_the_turn_after_the_question_settle() -
         d.silence(4 * FRAME_MS)
         (end,) = ends(d.actions)
         assert end.reason is EndReason.SETTLED and end.text == text
+
+
+def test_a_goodbye_hands_the_turn_over_as_soon_as_a_question_but_thanks_alone_do_not() -> None:
+    # "Thanks! [pause] Now tell me ..." may go on; a goodbye does not (the conversation
+    # bench's last turn waited the whole second of the settle silence)
+    for text, settle in (
+        ("Thank you, that's all for now, goodbye!", CONFIG.question_settle_ms),
+        ("Okay, bye for now.", CONFIG.question_settle_ms),
+        ("谢谢你，再见！", CONFIG.question_settle_ms),
+        ("Thank you so much!", CONFIG.settle_ms),
+        ("Say goodbye to my mom for me.", CONFIG.settle_ms),
+    ):
+        d = unsure_then_heard(text)
+        d.silence(settle - 250 - 2 * FRAME_MS)
+        assert ends(d.actions) == [], text
+        d.silence(4 * FRAME_MS)
+        (end,) = ends(d.actions)
+        assert end.reason is EndReason.SETTLED, text

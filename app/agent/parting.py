@@ -64,6 +64,16 @@ def parting_start(text: str, *, chinese: bool = False) -> str:
     return WELCOME if thanks else GOODBYE
 
 
+def says_goodbye(text: str) -> bool:
+    """Whether `text` takes the user's leave ("Goodbye!", "Thanks, bye!", "That's all for
+    now.", "再见"): a turn handed over for good, which the turn detector ends as soon
+    as a question (thanks alone may well go on: "Thanks! Now tell me ...")."""
+    chinese = any("\u4e00" <= c <= "\u9fff" for c in text)
+    return parting_start(text, chinese=chinese) in (
+        GOODBYE, WELCOME_GOODBYE, GOODBYE_ZH, WELCOME_GOODBYE_ZH
+    )
+
+
 def _only_thanks(low: str) -> bool:
     """Whether the words are thanks and nothing that asks for more: "Thank you so much
     for your help!", not "Thanks, tell me a joke."."""

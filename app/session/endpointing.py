@@ -12,8 +12,8 @@ pause changes nothing.
 
 With `mode = "turn_model"` the turn ends when the turn model says it is complete and
 the words do not say otherwise, when finished-sounding words are followed by
-`settle_ms` of silence (`question_settle_ms` when they end on a question: a question
-asked hands the turn over), and after `fallback_ms` of silence whatever was said. With
+`settle_ms` of silence (`question_settle_ms` when they end on a question or a goodbye:
+either hands the turn over), and after `fallback_ms` of silence whatever was said. With
 `mode = "silence"` it ends after `end_silence_ms`, as a fixed endpointer does. Over a
 barge-in (`unheard`), where the words cannot be transcribed until the turn is over,
 the turn model alone decides, with `end_silence_ms` as the fallback.
@@ -26,6 +26,7 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from app.agent.parting import says_goodbye
 from app.audio.format import BYTES_PER_SECOND, FRAME_MS
 from app.audio.vad import EndpointerConfig
 from app.session.wording import sounds_asked, sounds_finished, sounds_like_an_opener
@@ -331,7 +332,8 @@ class TurnDetector:
             return []
         self._text = text
         self._finished = sounds_finished(text, self.config.language)
-        self._asked = sounds_asked(text, self.config.language)
+        # a question asked, or a goodbye: the turn is handed over
+        self._asked = sounds_asked(text, self.config.language) or says_goodbye(text)
         self._opener = sounds_like_an_opener(text)
         actions: list[Action] = []
         if self._finished is not False and text.strip() and not self._told_likely:
