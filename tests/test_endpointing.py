@@ -293,6 +293,17 @@ def unsure_then_heard(text: str) -> Driver:
     return d
 
 
+def settled_after(text: str, settle: int) -> TurnEnd:
+    """The turn `text` ends, heard with the turn model unsure: not before `settle` ms of
+    silence, and just after."""
+    d = unsure_then_heard(text)
+    d.silence(settle - 250 - 2 * FRAME_MS)
+    assert ends(d.actions) == [], text
+    d.silence(4 * FRAME_MS)
+    (end,) = ends(d.actions)
+    return end
+
+
 def test_a_finished_question_settles_sooner_than_other_finished_words() -> None:
     # A question asked hands the turn over: with the turn model unsure (espeak-ng's flat
     # voices), "What is twelve plus seven?" was answered only after the whole settle
@@ -302,12 +313,7 @@ def test_a_finished_question_settles_sooner_than_other_finished_words() -> None:
     statements = ("I'm a bit nervous about my job interview tomorrow.", "Thanks!", "我很好。")
     for texts, settle in ((questions, CONFIG.question_settle_ms), (statements, CONFIG.settle_ms)):
         for text in texts:
-            d = unsure_then_heard(text)
-            d.silence(settle - 250 - 2 * FRAME_MS)
-            assert ends(d.actions) == [], text
-            d.silence(4 * FRAME_MS)
-            (end,) = ends(d.actions)
-            assert end.reason is EndReason.SETTLED, text
+            assert settled_after(text, settle).reason is EndReason.SETTLED, text
 
 
 def test_a_question_mark_after_words_that_go_on_settles_nothing() -> None:
@@ -421,11 +427,7 @@ def test_a_question_is_known_by_its_word_order_when_the_recognizer_left_no_mark(
 
 def test_a_question_without_its_mark_ends_the_turn_after_the_question_settle() -> None:
     for text in ("Do you remember my name", "What was my kid and name again"):
-        d = unsure_then_heard(text)
-        d.silence(CONFIG.question_settle_ms - 250 - 2 * FRAME_MS)
-        assert ends(d.actions) == [], text
-        d.silence(4 * FRAME_MS)
-        (end,) = ends(d.actions)
+        end = settled_after(text, CONFIG.question_settle_ms)
         assert end.reason is EndReason.SETTLED and end.text == text
 
 
@@ -439,9 +441,4 @@ def test_a_goodbye_hands_the_turn_over_as_soon_as_a_question_but_thanks_alone_do
         ("Thank you so much!", CONFIG.settle_ms),
         ("Say goodbye to my mom for me.", CONFIG.settle_ms),
     ):
-        d = unsure_then_heard(text)
-        d.silence(settle - 250 - 2 * FRAME_MS)
-        assert ends(d.actions) == [], text
-        d.silence(4 * FRAME_MS)
-        (end,) = ends(d.actions)
-        assert end.reason is EndReason.SETTLED, text
+        assert settled_after(text, settle).reason is EndReason.SETTLED, text

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from app.own_words import HAN_CHAR
+
 # Thanks opening a sentence: "Thank you", "Thanks a lot", "Thank you so much for ..."
 _THANKS = re.compile(
     r"(?:^|[.!?,;]\s*)(?:oh,?\s+|well,?\s+|ok(?:ay)?,?\s+)?"
@@ -68,8 +70,7 @@ def says_goodbye(text: str) -> bool:
     """Whether `text` takes the user's leave ("Goodbye!", "Thanks, bye!", "That's all for
     now.", "再见"): a turn handed over for good, which the turn detector ends as soon
     as a question (thanks alone may well go on: "Thanks! Now tell me ...")."""
-    chinese = any("\u4e00" <= c <= "\u9fff" for c in text)
-    return parting_start(text, chinese=chinese) in (
+    return parting_start(text, chinese=HAN_CHAR.search(text) is not None) in (
         GOODBYE, WELCOME_GOODBYE, GOODBYE_ZH, WELCOME_GOODBYE_ZH
     )
 
