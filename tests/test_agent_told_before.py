@@ -51,9 +51,28 @@ def test_what_was_told_is_given_back_when_asked(question: str, answer: str) -> N
     assert not any(other in line for other in others)  # only what was asked
 
 
-@pytest.mark.parametrize("question", ["What was my kid today again?", "what was my kid to say"])
-def test_a_misheard_question_gets_everything_told(question: str) -> None:
-    line = recall_line(question, SAID[:1])  # heard so by tiny.en in bench_conversation
+@pytest.mark.parametrize(
+    "question",
+    ["What was my kid today again?", "what was my kid to say", "What was my kid in the game again?",
+     "What was my kit and his aim again?"],
+)  # fmt: skip
+def test_a_misheard_question_of_something_theirs_gets_all_but_their_name(question: str) -> None:
+    # heard so by tiny.en in bench_conversation ("What was my kitten's name again?")
+    line = recall_line(question, SAID[:1])
+    assert "Your kitten is called Pepper." in line and "Your name is Tomas." not in line
+    # with only their own name told, nothing to say back: "Of course! Your name is
+    # Tomas." answered "What was my kid in the game again?" (bench_conversation)
+    only_name = ["Hi, my name is Tomas and I just turned up to the cute and cold paper."]
+    assert recall_answer(question, only_name) == ""
+    assert "Tomas" not in recall_line(question, only_name)
+
+
+@pytest.mark.parametrize(
+    "question", ["Do you remember what I told you?", "what do you remember about me",
+                 "Do you remember what I said earlier?"],
+)  # fmt: skip
+def test_a_question_of_everything_told_gets_everything(question: str) -> None:
+    line = recall_line(question, SAID[:1])
     assert "Your name is Tomas." in line and "Your kitten is called Pepper." in line
 
 

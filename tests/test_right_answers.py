@@ -178,3 +178,19 @@ async def test_a_reply_the_app_knows_is_begun_with_it_and_the_model_goes_on() ->
     assert stored[1].startswith("[neutral] 12 plus 7 is 19.")
     assert stored[2].startswith("[joy] Of course! Your kitten is called Pepper.")
     assert stored[3].startswith("[joy] You're welcome! Bye for now!")
+
+
+async def test_a_question_of_something_theirs_never_gets_their_own_name() -> None:
+    """Asked about something of theirs that nothing told answers (the kitten's name
+    misheard as "my kid in the game", a favourite colour never said), the companion
+    says it does not know, never "Of course! Your name is Tomas." (bench_conversation:
+    "What was my kid in the game again?" was answered so)."""
+    greeting = "Hi, my name is Tomas and I just turned up to the cute and cold paper."
+    async with embedded_session() as session:
+        for question in ["What was my kid in the game again?", "What's my favourite colour again?"]:
+            history = session.agent.history
+            history.clear()
+            history.extend([Msg.user(greeting), Msg.assistant("[joy] Hi Tomas, nice to meet you!")])
+            reply = reply_of(await session.send_text(question))
+            assert "Tomas" not in reply and not reply.startswith("Of course"), (question, reply)
+            assert re.search(r"\b(?:don't|do not|didn't|not sure|haven't)\b", reply), reply

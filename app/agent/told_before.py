@@ -8,7 +8,8 @@ context, but far back. So when the words ask for something the user told
 messages (`told_facts`: a name, a pet or person called something, where they work or
 live, "my X is Y") and the note after the words (`app.agent.clock`) gives the sentence
 that says it back ("Your name is Tomas."). The facts that match the question's words
-come first; a misheard question ("what was my kid today again") gets them all. When
+come first; a misheard question ("what was my kid today again") gets them all, but
+the user's own name only when it does not speak of something of theirs. When
 nothing was told in this conversation, the note says to use what the long-term memory
 holds or to say it is not known: never "yes, I remember" alone.
 """
@@ -168,12 +169,17 @@ _LIKING = frozenset({"liking"})  # what a fact of what they love is about (and n
 _OWN_NAME = r"(?:(?:first|full|last|real|middle|given|family|nick)\s*)?name"
 
 
+# "my" and a word that is not their own name: the question is about something of theirs.
+_MY_THING = re.compile(rf"\bmy (?!{_OWN_NAME}\b)[a-z]+")
+
+
 def _matching(question: str, facts: list[Fact]) -> list[Fact]:
     """The facts `question` asks about: those it names as they were told ("my kitten"),
     with those of another kind it names ("... and what is my job": both), else those of
     its kind ("my cat" for a kitten); else the user's own name when it asks their name;
     none when it asks for a kind of thing (a dog, where they live) nothing told is; else
-    all (a misheard question: "what was my kid today again")."""
+    all (a misheard question: "what was my kid today again"), but never their own name
+    when it speaks of something of theirs ("my kid")."""
     words = _words(question, facts)
     named = [fact for fact in facts if fact.nouns & words]
     covered = set().union(*(fact.about for fact in named)) | _NAMING
@@ -188,13 +194,14 @@ def _matching(question: str, facts: list[Fact]) -> list[Fact]:
         return [fact for fact in facts if fact.own_name]
     if words & _KINDS:  # it asks for a kind of thing nothing told is: none of them
         return []
-    # "my X's name", or misheard: "what was my kid his name again", "my kid in the name"
-    # (kitten's): a name of something of theirs, never their own (with only their own
-    # name told, "Your name is Tomas." answered "what was my kid in the name again")
+    # Something of theirs ("my X's name", or misheard: "what was my kid his name again",
+    # "my kid in the game again", the kitten's): never their own name (with only their
+    # own name told, "Your name is Tomas." answered "what was my kid in the name again",
+    # and "Of course! Your name is Tomas." "What was my kid in the game again?").
     # What they love is said back only when asked by name ("what do I love"): never
     # for a misheard question ("what was my kid and name again": "You like rainy days.")
     told = [fact for fact in facts if not fact.about & _LIKING]
-    if re.search(rf"\bmy (?!{_OWN_NAME}\b)\w+\b.*\b(?:name|called)\b", low):
+    if _MY_THING.search(low):
         return [fact for fact in told if not fact.own_name]
     if words & _NAMING:
         return [fact for fact in told if fact.own_name] or told
