@@ -74,6 +74,22 @@ class TurnFinished:
 
 
 @dataclass(slots=True, frozen=True)
+class ReplyWithdrawn:
+    """The reply to turn `turn_id` is taken back: the user went on speaking, and their
+    words are answered anew as one turn (the same number). What was shown of it goes."""
+
+    turn_id: int
+
+
+@dataclass(slots=True, frozen=True)
+class HeardAside:
+    """Words heard over the companion's voice that were too short to stop it, and so were
+    not taken as a turn: shown, so that nothing the user said goes unseen."""
+
+    text: str
+
+
+@dataclass(slots=True, frozen=True)
 class Notice:
     """Something the user should read, in words. `error=True` shows it as a problem.
     `side=True`: a side part (the long-term memory) failed, and turns go on without it;
@@ -170,6 +186,8 @@ SessionEvent = (
     | ExpressionChanged
     | MouthLevel
     | TurnFinished
+    | ReplyWithdrawn
+    | HeardAside
     | Notice
     | MicStateChanged
     | CaptureTaken

@@ -45,6 +45,7 @@ class TurnCommit:
         self._settled = not until_heard
         self._heard: str | None = None
         self._record: Recording | None = None
+        self._recorded = False
         self.outcome: TurnOutcome | None = None  # once the turn ran: what it cost
 
     @property
@@ -94,9 +95,20 @@ class TurnCommit:
             self.state = CommitState.DISCARDED
         self._record = None
 
+    def withdraw(self) -> bool:
+        """The turn is taken back whatever its state (the user went on with it, so it is
+        answered as part of a longer one): nothing of it is recorded from now on. False
+        when it was recorded already (too late to take back)."""
+        if self._recorded:
+            return False
+        self.state = CommitState.DISCARDED
+        self._record = None
+        return True
+
     def _maybe_record(self) -> None:
         if self.state is not CommitState.CONFIRMED or not self._settled:
             return
         record, self._record = self._record, None
         if record is not None:
+            self._recorded = True
             record(self._heard)

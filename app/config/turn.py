@@ -6,7 +6,9 @@ With `endpointing = "turn_model"` (the default) the turn model (Smart Turn v3.2)
 grows; the turn ends when it says you are done and your words do not sound unfinished,
 after `settle_ms` when only the words say so (`question_settle_ms` when they ask a
 finished question), and after `fallback_ms` whatever they
-say. `"silence"` ends it after `vad.end_silence_ms` of silence.
+say. `"silence"` ends it after `vad.end_silence_ms` of silence. Speech that comes
+while the answer is prepared or within `continue_within_s` of it being heard (at least
+`continue_speech_ms` of it) goes on with the turn: the answer stops and is withdrawn.
 """
 
 from __future__ import annotations
@@ -82,6 +84,24 @@ class TurnSettings(BaseModel):
         le=1000,
         description="A pause in your speech this long, in milliseconds (32 to 1000), "
         "has what you said so far transcribed at once.",
+    )
+    # A user who pauses and goes on ("Hello, I'm Priya. [0.5 s] I work as a nurse.")
+    # speaks again while the answer is prepared or just begun: that answer is withdrawn
+    # and their words join the turn (LiveKit's resumed turn).
+    continue_within_s: float = Field(
+        2.0,
+        ge=0.0,
+        le=10.0,
+        description="If you go on speaking while the answer is being prepared, or within "
+        "this many seconds (0 to 10) of it being spoken, the answer stops and your new "
+        "words join what you said before; 0 treats every new word as an interruption.",
+    )
+    continue_speech_ms: int = Field(
+        160,
+        ge=64,
+        le=2000,
+        description="How long you must speak, in milliseconds (64 to 2000), for the "
+        "answer to stop because you went on.",
     )
     speculative_replies: Literal["auto", "on", "off"] = Field(
         "auto",

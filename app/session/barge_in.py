@@ -37,6 +37,8 @@ class BargeInWords:
     text: str
     speech_end: float  # perf_counter() when their (last) utterance ended
     transcript_ms: float
+    continues: bool = False  # said as the user went on with their turn: the words join it
+    detected: bool = True  # long enough to pause the reply (else: short, over its voice)
 
 
 class BargeIns:
@@ -55,6 +57,9 @@ class BargeIns:
         self._resume_timeout_s = resume_timeout_s
         self._waiting: int | None = None  # the number of the barge-in waiting for words
         self._words_pending = False
+        self._continues = False  # the words being waited for go on with the user's turn
+        self._standing = False  # words came: the caller settles it (`decide`) once ready
+        self._detected = False  # the words waited for are a detected barge-in's
         self._more: list[tuple[bytes, float]] = []
         self.count = 0  # barge-ins detected
         self.resumes = 0  # ... of which the companion spoke on
@@ -63,15 +68,19 @@ class BargeIns:
 
     @property
     def pending(self) -> bool:
-        return self._waiting is not None
+        return self._waiting is not None or self._standing
 
-    def detected(self, speech_ms: float) -> int:
+    def detected(self, speech_ms: float, *, continues: bool = False) -> int:
         """The user has spoken over the companion long enough: its voice stops now and
-        waits for their words. Returns this barge-in's number (for `watch`)."""
+        waits for their words (`continues`: they are going on with their turn). Returns
+        this barge-in's number (for `watch`)."""
         self.count += 1
         self.last_at = time.perf_counter()
-        log.info("barge-in after %.0f ms of speech", speech_ms)
+        log.info(
+            "%s after %.0f ms of speech", "going on" if continues else "barge-in", speech_ms
+        )
         self._waiting = self.count
+        self._continues = continues
         sink = self._view.sink
         self._signals.emit(BargeInPaused(speech_ms))
         if sink is not None:
@@ -80,6 +89,7 @@ class BargeIns:
 
     def decide(self, *, resume: bool) -> None:
         """Settle the barge-in waiting (if any): speak on, or the interruption stands."""
+        self._standing = False
         if self._waiting is None:
             return
         self._waiting = None
@@ -93,13 +103,17 @@ class BargeIns:
         once the user is no longer speaking, unless their words are being transcribed
         (an empty transcript resumes too)."""
         await asyncio.sleep(self._resume_timeout_s)
-        while self._waiting == number and (in_speech() or self._words_pending):
+        while self._waiting == number and (in_speech() or self._words_pending or self._standing):
             await asyncio.sleep(0.05)
         if self._waiting == number:
             self.decide(resume=True)
 
-    def utterance_ended(self, pcm: bytes | None, speech_end: float) -> bool:
-        """An utterance ended while the barge-in waits. True: call `words(pcm, ...)` now;
+    def utterance_ended(
+        self, pcm: bytes | None, speech_end: float, *, continues: bool = False
+    ) -> bool:
+        """An utterance ended while the barge-in waits, or over a reply (then it may
+        stop the reply, as a barge-in does, once its words are in; `continues`: it began
+        as the user went on with their turn). True: call `words(pcm, ...)` now;
         False: it joined the words being transcribed, or it had no speech (speak on)."""
         if self._words_pending:
             if pcm is not None:
@@ -108,13 +122,18 @@ class BargeIns:
         if pcm is None:
             self.decide(resume=True)
             return False
+        if self._waiting is None:
+            self._continues = continues
+        self._detected = self._waiting is not None
         self._words_pending = True  # now: the transcription starts later
         return True
 
     async def words(self, pcm: bytes, speech_end: float) -> BargeInWords | None:
-        """Transcribe the utterance that interrupted (and those that join it). Words: the
-        interruption stands and they are returned; none, or only an acknowledgement:
-        the companion speaks on."""
+        """Transcribe the utterance that interrupted (and those that join it). Words:
+        they are returned, and the caller settles the barge-in (`decide(resume=False)`)
+        once it has done what must come first (a turn the words go on with is
+        withdrawn before its reply can be stored as heard); none, or only an
+        acknowledgement: the companion speaks on."""
         self._words_pending = True
         texts: list[str] = []
         queue = [pcm]
@@ -138,13 +157,17 @@ class BargeIns:
             # The canceller let the companion's own voice through: not the user.
             log.info("the barge-in was the companion's own voice (%r): speaking on", text)
             self.echoes += 1
+            self._continues = False
             self._signals.emit(EchoLeaked())
             self.decide(resume=True)
             return None
         if not text.strip() or is_backchannel(text):
             if text.strip():
                 log.info("the barge-in was only %r: speaking on", text)
+            self._continues = False
             self.decide(resume=True)
             return None
-        self.decide(resume=False)
-        return BargeInWords(text, speech_end, (time.perf_counter() - speech_end) * 1000)
+        continues, self._continues = self._continues, False
+        self._standing = True
+        transcript_ms = (time.perf_counter() - speech_end) * 1000
+        return BargeInWords(text, speech_end, transcript_ms, continues, self._detected)

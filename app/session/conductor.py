@@ -430,9 +430,9 @@ class VoiceSession:
         with hurried():
             return await transcribe(self.speech, pcm)
 
-    async def _run_exclusive(self, make: TurnMaker) -> TurnResult:
+    async def _run_exclusive(self, make: TurnMaker, *, spoken: bool = False) -> TurnResult:
         """One turn at a time (`TurnDesk`), then the status the turn leaves."""
-        result = await self.desk.run(make)
+        result = await self.desk.run(make, spoken=spoken)
         if not self._closed and not self.busy:
             if result.interrupted:
                 self._status(self._ready_status(), "interrupted")
@@ -471,10 +471,10 @@ class VoiceSession:
             if not self.busy:
                 self._status(Status.HEARING)
         elif isinstance(event, BargeInHeard):
-            number = self.barge.detected(event.speech_ms)
+            number = self.barge.detected(event.speech_ms, continues=event.continues)
             # An interruption meanwhile (Esc, a new turn) ends the wait: it stands.
             self.interruptions.scope().on_interrupt(lambda: self.barge.decide(resume=False))
-            self._status(Status.HEARING, "interrupted")
+            self._status(Status.HEARING, "" if event.continues else "interrupted")
             self._spawn(
                 self.barge.watch(number, lambda: self.listener.in_speech), "barge-in-watchdog"
             )

@@ -51,7 +51,9 @@ class UserStoppedSpeaking:
     `text` is the transcript of all of it when it was already heard while the user
     spoke; otherwise `final_words()` (when given) gives it, from the transcription
     that was running or a new one, with whether it was heard while they spoke.
-    `ended_at` is when the turn was decided, `reason` why.
+    `ended_at` is when the turn was decided, `reason` why. An utterance over a reply
+    in flight comes `over_barge_in` too (its words decide what it does), with
+    `continues` when it began while the user's turn could still go on.
     """
 
     pcm: bytes | None
@@ -62,13 +64,17 @@ class UserStoppedSpeaking:
     final_words: FinalWords | None = None
     ended_at: float = 0.0
     reason: EndReason | None = None
+    continues: bool = False  # it began while the user's last turn could still go on
 
 
 @dataclass(frozen=True, slots=True)
 class BargeInHeard:
-    """The user has spoken over the companion for `speech_ms`: it should stop and listen."""
+    """The user has spoken over the companion's reply for `speech_ms`: it should stop
+    and listen. `continues`: it came while the reply was prepared or just begun, so
+    the user is going on with their turn (their words join it)."""
 
     speech_ms: float
+    continues: bool = False
 
 
 @dataclass(frozen=True, slots=True)

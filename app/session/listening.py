@@ -33,6 +33,7 @@ from app.session.listen_events import (
     ListeningNote,
     MicBack,
     MicLost,
+    UserStartedSpeaking,
     UserStoppedSpeaking,
     WordsCannotCome,
 )
@@ -112,7 +113,10 @@ class Listener:
         self._audio = settings.audio
         self.gate = gate
         self._view = view
-        self.rules = FloorRules(settings.audio, gate, echo, view)
+        self.rules = FloorRules(
+            settings.audio, gate, echo, view, continue_within_s=settings.turn.continue_within_s
+        )
+        self._began_continuing = False  # the utterance in progress began as a going-on
         self.echo = echo
         self._speech = speech
         self._turn_model: SmartTurn | None = None
@@ -232,9 +236,18 @@ class Listener:
                     # ahead: they are dropped, or a barge-in transcribes them at the end.
                     hear = not view.busy and not view.barge_pending
                     items = taking.push(frame, probability, time.perf_counter(), hear=hear)
-                    if rule.may_interrupt(now) and echo.ready:
+                    # Over the voice only once the canceller can be trusted; while the
+                    # reply is prepared (or between sentences) there is no voice to cancel.
+                    if rule.may_interrupt(now) and (echo.ready or not view.over_voice(now)):
+                        # A user going on with their turn is heard sooner than one who
+                        # interrupts a reply they have heard a while.
+                        continues = self.rules.continues(now)
+                        turn = self._settings.turn
+                        barge.min_speech_ms = (
+                            turn.continue_speech_ms if continues else v.barge_in_ms
+                        )
                         if barge.push(probability):
-                            yield BargeInHeard(barge.speech_ms)
+                            yield BargeInHeard(barge.speech_ms, continues=continues)
                     else:
                         barge.reset()
                     for item in items:
@@ -253,10 +266,17 @@ class Listener:
     ) -> ListenEvent:
         """A listening event for what the turn-taking reported (an ended turn becomes a
         `UserStoppedSpeaking`)."""
+        now = time.perf_counter()
+        if isinstance(item, UserStartedSpeaking):
+            self._began_continuing = self.rules.continues(now)
         if not isinstance(item, TurnEnd):
             return item
-        now = time.perf_counter()
-        if not self._view.barge_pending:
+        continues, self._began_continuing = self._began_continuing, False
+        # Speech that ended while a reply is in flight is not heard ahead (the turn in
+        # flight has the recognizer): its words come from the raw microphone, as a
+        # barge-in's do, and decide whether it stops the reply or goes on with the turn.
+        over_reply = self._view.barge_pending or (self._view.busy and not push_to_talk)
+        if not over_reply:
             text, final_words = taking.words_of(item)
             return UserStoppedSpeaking(
                 item.pcm,
@@ -275,7 +295,12 @@ class Listener:
             tail_s = self._audio.echo_tail_ms / 1000
             pcm = self.echo.after_echo(item.pcm, end, tail_s)
         return UserStoppedSpeaking(
-            pcm, item.speech_end, over_barge_in=True, ended_at=now, reason=item.reason
+            pcm,
+            item.speech_end,
+            over_barge_in=True,
+            ended_at=now,
+            reason=item.reason,
+            continues=continues,
         )
 
     async def microphone(

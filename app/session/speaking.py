@@ -12,6 +12,7 @@ The listening side's own signals are its `ListenEvent`s (`UserStartedSpeaking`,
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,7 +23,10 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class ReplyStarted:
-    """A turn is in flight from now on (thinking, speaking, or paused by a barge-in)."""
+    """A turn is in flight from now on (thinking, speaking, or paused by a barge-in);
+    `spoken`: it answers what the user said aloud (they may still go on)."""
+
+    spoken: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,18 +146,28 @@ class SpeakingView:
         self.said = ""  # the reply's words spoken so far (this turn's, or the last one's)
         self._said_by = -1  # ... in turn number
         self.echo_leaked = False  # its own voice came back through the canceller
+        self.answers_speech = False  # the turn in flight answers what the user said aloud
+        self.voice_s = 0.0  # seconds of the reply in flight's voice played so far ...
+        self._voice_since: float | None = None  # ... and since when it plays now
         self.stop = signals.watch(self._see)
 
     def _see(self, signal: SpeakingSignal) -> None:
         if isinstance(signal, ReplyStarted):
             self.replies += 1
+            self.answers_speech = signal.spoken
+            self.voice_s, self._voice_since = 0.0, None
         elif isinstance(signal, ReplyOver):
             self.replies = max(0, self.replies - 1)
             self.echo_leaked = False
+            self.answers_speech = False
         elif isinstance(signal, CompanionStartedSpeaking):
             self.speaking = True
+            self._voice_since = time.perf_counter()
         elif isinstance(signal, CompanionStoppedSpeaking):
             self.speaking = False
+            if self._voice_since is not None:
+                self.voice_s += time.perf_counter() - self._voice_since
+                self._voice_since = None
             self.echo_until = max(self.echo_until, signal.echo_until)
             self.said, self._said_by = signal.heard_reply, signal.turn_id
         elif isinstance(signal, EchoLeaked):
@@ -171,6 +185,23 @@ class SpeakingView:
     def busy(self) -> bool:
         """A turn is in flight (thinking, speaking, or paused by a barge-in)."""
         return self.replies > 0
+
+    def voice_heard_s(self, now: float) -> float:
+        """Seconds of the reply in flight's voice played by `now` (perf_counter())."""
+        playing = 0.0 if self._voice_since is None else max(0.0, now - self._voice_since)
+        return self.voice_s + playing
+
+    def continuable(self, now: float, within_s: float) -> bool:
+        """Speech at `now` would go on with the user's turn rather than interrupt a
+        reply to it: a spoken turn is being answered, and its reply has not been heard
+        for more than `within_s` yet (while it is prepared, or in its first seconds)."""
+        return (
+            within_s > 0
+            and self.busy
+            and self.answers_speech
+            and not self.barge_pending
+            and self.voice_heard_s(now) <= within_s
+        )
 
     def over_voice(self, now: float) -> bool:
         """Whether the microphone may be hearing the companion (or its echo) at `now`."""

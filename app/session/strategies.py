@@ -2,8 +2,10 @@
 because the companion is speaking: small strategies behind one protocol (as Pipecat's
 `turns/user_mute` strategies), each reading a `SpeakingView` kept from the signals.
 
-    BargeIn           echo cancellation runs: speech over the voice pauses it and listens
-    HalfDuplex        it does not: the microphone is not heard while the voice plays
+    BargeIn           echo cancellation runs: speech over the voice (or while the reply
+                      is prepared) pauses it and listens
+    HalfDuplex        it does not: the microphone is not heard while the voice plays;
+                      speech while the reply is prepared pauses it
     PushToTalkPress   pressing the talk key while it speaks or thinks interrupts it
 
 The listener asks the strategy in force for each chunk (`mutes`, `cancels_echo`,
@@ -46,7 +48,7 @@ class InterruptionStrategy(Protocol):
         ...
 
     def may_interrupt(self, now: float) -> bool:
-        """The user's speech now, if long enough, pauses the companion's voice."""
+        """The user's speech now, if long enough, pauses the companion's reply."""
         ...
 
 
@@ -71,10 +73,11 @@ class BargeIn:
         return self._view.busy or self._view.barge_pending
 
     def may_interrupt(self, now: float) -> bool:
+        # Through the voice (the canceller removes it), and while the reply is prepared
+        # or between its sentences: speech then is never dropped, it pauses the reply.
         view = self._view
-        return (
-            view.over_voice(now) and view.busy and not view.barge_pending and not view.echo_leaked
-        )
+        through_voice = view.over_voice(now)
+        return view.busy and not view.barge_pending and not (through_voice and view.echo_leaked)
 
 
 class HalfDuplex:
@@ -91,7 +94,10 @@ class HalfDuplex:
         return False
 
     def may_interrupt(self, now: float) -> bool:
-        return False
+        # Not over the voice (the microphone is not heard then); while the reply is
+        # prepared or between its sentences the user's speech pauses it.
+        view = self._view
+        return view.busy and not view.barge_pending and not view.over_voice(now)
 
 
 class PushToTalkPress:
@@ -110,9 +116,16 @@ class FloorRules:
     microphone always on, the canceller running, the sink feeding it), else half-duplex."""
 
     def __init__(
-        self, audio: AudioSettings, gate: MicState, echo: EchoState, view: SpeakingView
+        self,
+        audio: AudioSettings,
+        gate: MicState,
+        echo: EchoState,
+        view: SpeakingView,
+        *,
+        continue_within_s: float = 0.0,
     ) -> None:
         self._audio = audio
+        self._continue_within_s = continue_within_s
         self._gate = gate
         self._echo = echo
         self._view = view
@@ -131,6 +144,12 @@ class FloorRules:
 
     def current(self) -> InterruptionStrategy:
         return self._barge_in if self.can_barge_in else self._half_duplex
+
+    def continues(self, now: float) -> bool:
+        """Speech heard at `now` goes on with the user's turn (the reply to it is
+        withdrawn when it brings words) rather than interrupting a reply: the reply has
+        not been heard for more than `turn.continue_within_s` yet."""
+        return self._view.continuable(now, self._continue_within_s)
 
 
 __all__ = [

@@ -21,6 +21,7 @@ from app.events import (
     ExpressionChanged,
     MouthLevel,
     Notice,
+    ReplyWithdrawn,
     Status,
     StatusChanged,
     ToolUsed,
@@ -92,6 +93,7 @@ class TurnRunner:
         # the configured secrets before it is shown, sent or kept.
         self.redact = agent.core.redactor
         self._face_reset: asyncio.TimerHandle | None = None
+        self.current: Turn | None = None  # the turn in flight
 
     def _see(self, signal: SpeakingSignal) -> None:
         if isinstance(signal, BargeInPaused):
@@ -126,6 +128,16 @@ class TurnRunner:
         self.avatar.set("neutral")
         self.events.emit(ExpressionChanged("neutral"))
 
+    def withdraw(self, turn_id: int) -> bool:
+        """Take back spoken turn `turn_id` while it is in flight: the user went on with
+        it, so it is answered again as part of a longer one. Nothing of it is stored;
+        its reply stops when it is interrupted and leaves the transcript
+        (`ReplyWithdrawn`). False when it cannot be (not in flight, or stored already)."""
+        turn = self.current
+        if turn is None or turn.result.turn_id != turn_id or not turn.spoken:
+            return False
+        return turn.withdraw()
+
     def reserve_id(self) -> int:
         """A number for a turn still being heard (its partial words show under it)."""
         return self._next_id()
@@ -135,9 +147,11 @@ class TurnRunner:
         model = self.settings.chat.model
         return "the local model" if model.startswith("local/") else model.split("/", 1)[-1]
 
-    async def from_pcm(self, pcm: bytes, speech_end: float, scope: Scope) -> TurnResult:
+    async def from_pcm(
+        self, pcm: bytes, speech_end: float, scope: Scope, *, turn_id: int | None = None
+    ) -> TurnResult:
         """A spoken turn whose speech ended at `speech_end`: transcribe, then answer."""
-        turn_id = self._next_id()
+        turn_id = turn_id if turn_id is not None else self._next_id()
         self.events.emit(StatusChanged(Status.TRANSCRIBING))
         try:
             text = self.redact(await transcribe(self.speech, pcm))
@@ -150,7 +164,7 @@ class TurnRunner:
             self.events.emit(StatusChanged(Status.LISTENING, "didn't catch that"))
             return TurnResult(turn_id, "", timings_ms=timings)
         self.events.emit(UserTranscript(text, True, turn_id))
-        return await Turn(self, turn_id, text, speech_end, timings, scope).run()
+        return await Turn(self, turn_id, text, speech_end, timings, scope, spoken=True).run()
 
     async def from_transcript(
         self,
@@ -171,7 +185,7 @@ class TurnRunner:
         self.events.emit(UserTranscript(text, True, turn_id))
         timings = {**(timings or {}), "transcript_ms": transcript_ms}
         replies = speculation.reply() if speculation is not None else None
-        turn = Turn(self, turn_id, text, speech_end, timings, scope, replies)
+        turn = Turn(self, turn_id, text, speech_end, timings, scope, replies, spoken=True)
         turn.result.endpointing.update(endpointing or {})
         return await turn.run()
 
@@ -199,8 +213,12 @@ class Turn:
         timings: dict[str, float],
         scope: Scope,
         replies: Reply | None = None,
+        *,
+        spoken: bool = False,
     ) -> None:
         self.runner = runner
+        self.spoken = spoken  # an answer to what the user said aloud (typed: False)
+        self.withdrawn = False  # taken back: the user went on with it
         self._replies = replies
         # Recorded once, as far as the user heard it (`_settle`).
         self._commit = (replies and replies.commit) or TurnCommit(held=False, until_heard=True)
@@ -221,7 +239,23 @@ class Turn:
     def _status(self, status: Status, detail: str = "") -> None:
         self.events.emit(StatusChanged(status, detail))
 
+    def withdraw(self) -> bool:
+        """Take this turn back (see `TurnRunner.withdraw_spoken`); False when it was
+        stored already."""
+        if self.withdrawn or not self._commit.withdraw():
+            return self.withdrawn
+        self.withdrawn = self.result.withdrawn = True
+        return True
+
     async def run(self) -> TurnResult:
+        self.runner.current = self
+        try:
+            return await self._run()
+        finally:
+            if self.runner.current is self:
+                self.runner.current = None
+
+    async def _run(self) -> TurnResult:
         result, timings = self.result, self.result.timings_ms
         queue: _Queue = asyncio.Queue(maxsize=self.runner.settings.tts.lookahead)
         self._status(Status.THINKING)
@@ -251,6 +285,8 @@ class Turn:
             _cancel_synthesis(queue)
             self._settle(" ".join(self.heard_reply))
             self.events.emit(TurnFinished(result.turn_id, dict(timings), interrupted=True))
+            if self.withdrawn:  # what was shown of it goes: it is answered anew
+                self.events.emit(ReplyWithdrawn(result.turn_id))
             self._stopped_speaking(0.0)
             self.runner.neutral_face_after(0.0)
             raise
@@ -355,6 +391,10 @@ class Turn:
         timings = self.result.timings_ms
         while self.scope.live and (entry := await queue.get()) is not None:
             sentence, task = entry
+            if self.view.barge_pending and not await self.runner.barge_in_outcome():
+                # The user spoke before this sentence was shown, and their words stand:
+                # the turn ends here (its interrupt path stores what was heard).
+                raise asyncio.CancelledError
             audio: SynthesizedAudio | None = None
             if task is not None:
                 try:

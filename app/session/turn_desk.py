@@ -52,8 +52,9 @@ class TurnDesk:
             with contextlib.suppress(BaseException):
                 await turn
 
-    async def run(self, make: TurnMaker) -> TurnResult:
-        """Run the turn `make` builds, once the one in flight is over."""
+    async def run(self, make: TurnMaker, *, spoken: bool = False) -> TurnResult:
+        """Run the turn `make` builds, once the one in flight is over (`spoken`: it
+        answers what the user said aloud)."""
         self._before_each()
         await self.settle()
         scope = self._interruptions.scope()
@@ -64,7 +65,7 @@ class TurnDesk:
             finally:
                 self._signals.emit(ReplyOver())
 
-        self._signals.emit(ReplyStarted())
+        self._signals.emit(ReplyStarted(spoken))
         task: asyncio.Task[TurnResult] = asyncio.create_task(turn())
         self._turn = task
         with scope.hooked(task.cancel), self._hold():

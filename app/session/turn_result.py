@@ -34,6 +34,9 @@ class TurnResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     error: str | None = None
     interrupted: bool = False
+    # Taken back: the user went on speaking, and these words were answered as part of a
+    # longer turn (under the same number); nothing of this one was stored.
+    withdrawn: bool = False
     # Messages and changes not written to history when the turn ended (a full disk):
     # they wait in memory and are written when there is room; `save_problem` says why.
     unsaved: int = 0
@@ -65,6 +68,7 @@ class TurnResult:
             },
             "error": self.error,
             "interrupted": self.interrupted,
+            "withdrawn": self.withdrawn,
             "saved": self.saved,
         }
         if self.endpointing:

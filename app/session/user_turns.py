@@ -10,14 +10,15 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from app.audio.format import BYTES_PER_SECOND
 from app.config import Settings
-from app.events import EventHub, Notice, Status, StatusChanged, UserTranscript
+from app.events import EventHub, HeardAside, Notice, Status, StatusChanged, UserTranscript
 from app.own_words import is_own_words
 from app.session.barge_in import BargeIns
-from app.session.interruption import Interruptions
+from app.session.interruption import Interruptions, Scope
 from app.session.listen_events import (
     ListeningNote,
     PartialWords,
@@ -33,11 +34,32 @@ from app.speech import SpeechError
 
 log = logging.getLogger(__name__)
 
-RunExclusive = Callable[[TurnMaker], Awaitable[TurnResult]]
+
+class RunExclusive(Protocol):
+    """The conductor's one-turn-at-a-time runner (`spoken`: the turn answers speech)."""
+
+    def __call__(self, make: TurnMaker, *, spoken: bool = ...) -> Awaitable[TurnResult]: ...
+
+
 # Speech that began this long after the companion's echo tail may still be its own voice
 # (a Bluetooth speaker's delay, a sound system's buffers): its words decide.
 OWN_VOICE_AFTER_S = 2.0
 Spawn = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
+
+
+@dataclass(slots=True)
+class _Spoken:
+    """A spoken turn from its end on: its number, its words once heard (`heard` is set
+    then, or when it turned out to have none), whether it ran as a turn (an empty
+    transcript or the companion's own voice does not), and whether the user went on
+    with it (`withdrawn`: it is answered as part of a longer turn, never on its own)."""
+
+    turn_id: int
+    words: str | None = None
+    ran: bool = False
+    used_speculation: bool = False
+    withdrawn: bool = False
+    heard: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class UserTurns:
@@ -72,6 +94,8 @@ class UserTurns:
         self._end_watchers: list[Callable[[UserStoppedSpeaking], None]] = []
         self.pending = 0  # spoken turns being transcribed or answered
         self.own_voice = 0  # turns that were the companion's own voice heard back
+        self.continued = 0  # turns the user went on with (their reply withdrawn)
+        self._spoken: _Spoken | None = None  # the spoken turn in flight
 
     # ----- while the user speaks ----------------------------------------------------
     def words(self, event: PartialWords | WordsReady | SpeechResumed | ListeningNote) -> None:
@@ -120,8 +144,13 @@ class UserTurns:
             told(event)
         turn_id, self._turn_id = self._turn_id, None
         if event.over_barge_in:
+            # Over a reply (a barge-in waits, or it ended while one is in flight): its
+            # words decide whether the reply stops, and whether they join the turn.
             self.drop_speculation()
-            if self._barge.utterance_ended(event.pcm, event.speech_end):
+            if turn_id is not None:  # any words shown as it was heard come back whole
+                self._events.emit(UserTranscript("", True, turn_id))
+            continues = event.continues
+            if self._barge.utterance_ended(event.pcm, event.speech_end, continues=continues):
                 assert event.pcm is not None
                 self._counted(self._barge_in_turn(event.pcm, event.speech_end), "barge-in")
         elif event.pcm is None or (self._view.busy and not event.push_to_talk):
@@ -145,14 +174,55 @@ class UserTurns:
     async def _voice_turn(
         self, event: UserStoppedSpeaking, turn_id: int | None, speculation: Speculation | None
     ) -> TurnResult | None:
+        """The turn that ended: in flight from now on (its words are transcribed as part
+        of it), so that whatever the user says next goes on with it or interrupts it,
+        never races it."""
+        spoken = _Spoken(turn_id if turn_id is not None else self._turns.reserve_id())
+        try:
+            result = await self._answer(
+                lambda scope: self._hear_and_answer(event, spoken, speculation, scope)
+            )
+        finally:
+            if speculation is not None and not spoken.used_speculation:
+                speculation.discard()  # (never started: the session closed meanwhile)
+        if not spoken.ran:
+            return None
+        self._report(result)
+        return result
+
+    async def _hear_and_answer(
+        self,
+        event: UserStoppedSpeaking,
+        spoken: _Spoken,
+        speculation: Speculation | None,
+        scope: Scope,
+    ) -> TurnResult:
+        self._spoken = spoken
+        try:
+            return await self._heard(event, spoken, speculation, scope)
+        finally:
+            spoken.heard.set()
+            if self._spoken is spoken:
+                self._spoken = None
+
+    async def _heard(
+        self,
+        event: UserStoppedSpeaking,
+        spoken: _Spoken,
+        speculation: Speculation | None,
+        scope: Scope,
+    ) -> TurnResult:
         assert event.pcm is not None
-        pcm, speech_end = event.pcm, event.speech_end
+        pcm, speech_end, turn_id = event.pcm, event.speech_end, spoken.turn_id
+        if speculation is not None and event.text is None and event.final_words is None:
+            speculation.discard()  # transcribed as a whole below: no words to match
         details: dict[str, Any] = {
             "ended_by": str(event.reason) if event.reason else None,
             "speech_end_at": speech_end,  # perf_counter() stamps
             "ended_at": event.ended_at,
         }
         timings = {"endpoint_ms": (event.ended_at - speech_end) * 1000} if event.ended_at else {}
+        nothing = TurnResult(turn_id, "")
         text, ahead = event.text, event.text is not None
         if text is None and event.final_words is not None:
             self._events.emit(StatusChanged(Status.TRANSCRIBING))
@@ -162,58 +232,62 @@ class UserTurns:
                 if speculation is not None:
                     speculation.discard()
                 self._events.emit(Notice(str(exc), error=True))
-                if turn_id is not None:
-                    self._events.emit(UserTranscript("", True, turn_id))
-                return None
+                self._events.emit(UserTranscript("", True, turn_id))
+                nothing.error = str(exc)
+                return nothing
         if text is None:  # nothing heard it ahead: transcribed now, as a whole
             if speculation is not None:
                 speculation.discard()
-            result = await self._run_exclusive(
-                lambda scope: self._turns.from_pcm(pcm, speech_end, scope)
-            )
+            spoken.ran = True
+            result = await self._turns.from_pcm(pcm, speech_end, scope, turn_id=turn_id)
             result.endpointing.update(details, heard_while_speaking=False)
-            self._report(result)
             return result
         transcript_ms = (time.perf_counter() - speech_end) * 1000
         details["heard_while_speaking"] = ahead
         if not text.strip():
             if speculation is not None:
                 speculation.discard()
-            if turn_id is not None:
-                self._events.emit(UserTranscript("", True, turn_id))
+            self._events.emit(UserTranscript("", True, turn_id))
             self._events.emit(StatusChanged(Status.LISTENING, "didn't catch that"))
-            return None
+            return nothing
         if self._own_voice(text, event):
             # Its own voice came back (late, past the canceller): not the user's turn.
             log.info("a turn was the companion's own voice heard back (%r): not a turn", text)
             self.own_voice += 1
             if speculation is not None:
                 speculation.discard()
-            if turn_id is not None:
-                self._events.emit(UserTranscript("", True, turn_id))
+            self._events.emit(UserTranscript("", True, turn_id))
             self._events.emit(StatusChanged(Status.LISTENING))
-            return None
+            return nothing
+        spoken.words = text
+        spoken.heard.set()
+        if spoken.withdrawn:  # the user went on before it could be answered
+            if speculation is not None:
+                speculation.discard()
+            return TurnResult(turn_id, text, interrupted=True, withdrawn=True)
         used = speculation is not None and speculation.matches(text)
         if speculation is not None:
             if used:
                 speculation.confirm()
+                spoken.used_speculation = True
             else:
                 speculation.discard()
             details["speculation"] = "used" if used else "discarded"
-        result = await self._run_exclusive(
-            lambda scope: self._turns.from_transcript(
-                text,
-                speech_end,
-                transcript_ms,
-                scope,
-                turn_id=turn_id,
-                timings=timings,
-                speculation=speculation if used else None,
-                endpointing=details,
-            )
+        spoken.ran = True
+        return await self._turns.from_transcript(
+            text,
+            speech_end,
+            transcript_ms,
+            scope,
+            turn_id=turn_id,
+            timings=timings,
+            speculation=speculation if used else None,
+            endpointing=details,
         )
-        self._report(result)
-        return result
+
+    async def _answer(self, make: TurnMaker) -> TurnResult:
+        """Run a spoken turn (while it is in flight the user may go on with it)."""
+        return await self._run_exclusive(make, spoken=True)
 
     def _own_voice(self, text: str, event: UserStoppedSpeaking) -> bool:
         """The words are the companion's own (what it just said) and began while it
@@ -238,16 +312,73 @@ class UserTurns:
             told(result)
 
     async def _barge_in_turn(self, pcm: bytes, speech_end: float) -> None:
-        """The words that interrupted: with words, they are the next turn."""
+        """The words said over a reply: with words, they are the next turn; when the
+        user was going on with the turn being answered, its reply is withdrawn (nothing
+        of it stored) and the words join it, answered as one turn."""
         words = await self._barge.words(pcm, speech_end)
-        if words is not None:
-            result = await self._run_exclusive(
-                lambda scope: self._turns.from_transcript(
-                    words.text,
+        if words is None:
+            return
+        if not words.detected and not words.continues:
+            # Short, over its voice (too short to stop it: a cough may sound like words
+            # to the recognizer): not a turn, but shown, never dropped unseen.
+            log.info("heard over the reply, too short to stop it: %r", words.text)
+            self._barge.decide(resume=True)
+            self._events.emit(HeardAside(self._turns.redact(words.text)))
+            return
+        text, turn_id = words.text, self._turns.reserve_id()
+        details: dict[str, Any] = {"over_barge_in": True}
+        going_on = self._spoken if words.continues else None
+        if going_on is not None:
+            # It may still be being transcribed: whatever it holds is answered with
+            # these words, so it is not answered alone, and its words are waited for.
+            going_on.withdrawn = True
+            await going_on.heard.wait()
+        if (
+            going_on is not None
+            and going_on.words is not None
+            and (not going_on.ran or self._turns.withdraw(going_on.turn_id))
+        ):
+            self.continued += 1
+            turn_id, text = going_on.turn_id, join_words(going_on.words, words.text)
+            details = {"continued": True}
+            log.info("the user went on with turn %d: %r", turn_id, text)
+        spoken = _Spoken(turn_id, words=text, ran=True)
+        # Settled only now: a reply paused for these words is stopped after it was
+        # withdrawn, so that it never stores what was heard of it.
+        self._barge.decide(resume=False)
+
+        async def answer(scope: Scope) -> TurnResult:
+            self._spoken = spoken
+            try:
+                return await self._turns.from_transcript(
+                    text,
                     words.speech_end,
                     words.transcript_ms,
                     scope,
-                    endpointing={"over_barge_in": True},
+                    turn_id=turn_id,
+                    endpointing=details,
                 )
-            )
-            self._report(result)
+            finally:
+                if self._spoken is spoken:
+                    self._spoken = None
+
+        self._report(await self._answer(answer))
+
+
+def join_words(before: str, after: str) -> str:
+    """What the user said before a pause and what they went on with, as one text
+    (Chinese and Japanese run on without a space)."""
+    before, after = before.strip(), after.strip()
+    if not before or not after:
+        return before or after
+    if _cjk(before[-1]) or _cjk(after[0]):
+        return before + after
+    return f"{before} {after}"
+
+
+def _cjk(char: str) -> bool:
+    """Han, kana, and CJK and full-width punctuation."""
+    return any(low <= char <= high for low, high in _CJK_RANGES)
+
+
+_CJK_RANGES = (("\u3000", "\u30ff"), ("\u3400", "\u9fff"), ("\uff00", "\uffef"))

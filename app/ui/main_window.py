@@ -38,6 +38,7 @@ from app.events import (
     CaptureTaken,
     ConversationChanged,
     ExpressionChanged,
+    HeardAside,
     LoadProgress,
     MemoryChanged,
     MicLevel,
@@ -45,6 +46,7 @@ from app.events import (
     MouthLevel,
     Notice,
     PushToTalkChanged,
+    ReplyWithdrawn,
     SessionEvent,
     Status,
     StatusChanged,
@@ -328,6 +330,13 @@ class MainWindow(QMainWindow):
             self.transcript.finish_turn(event.turn_id)
             if self.conversations is not None:
                 self.conversations.refresh()  # a first turn gives the conversation its title
+        elif isinstance(event, ReplyWithdrawn):
+            self.transcript.withdraw_reply(event.turn_id)
+        elif isinstance(event, HeardAside):
+            self.show_notice(
+                self.tr("Heard while I was speaking: “{0}”. Say it again if it was for me.")
+                .format(event.text)
+            )
         elif isinstance(event, CaptureTaken):
             where = (
                 self.tr("all screens")

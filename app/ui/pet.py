@@ -32,6 +32,7 @@ from app.events import (
     AssistantSentence,
     ExpressionChanged,
     MouthLevel,
+    ReplyWithdrawn,
     SessionEvent,
     Status,
     StatusChanged,
@@ -215,6 +216,9 @@ class PetWindow(QWidget):
                 self._bubble_timer.stop()
         elif isinstance(event, TurnFinished) and event.turn_id == self._bubble_turn:
             self._bubble_timer.start(BUBBLE_LINGER_MS)
+        elif isinstance(event, ReplyWithdrawn) and event.turn_id == self._bubble_turn:
+            self.bubble.hide()  # the user went on: the reply is answered anew
+            self._bubble_timer.stop()
 
     def show_notice(self, text: str) -> None:
         """Say something about the app in the bubble for a while (the main window may be

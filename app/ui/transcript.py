@@ -211,6 +211,13 @@ class TranscriptView(QScrollArea):
             self._render_text(row)
             self._fit(row)
 
+    def withdraw_reply(self, turn_id: int) -> None:
+        """The reply to `turn_id` is taken back (the user went on speaking, and is
+        answered anew under the same number): its bubble goes."""
+        row = self._companion.get(turn_id)
+        if row is not None:
+            self._remove(row)
+
     def finish_turn(self, turn_id: int) -> None:
         """The reply for `turn_id` is complete: its thinking stops saying "Thinking…"."""
         row = self._companion.get(turn_id)

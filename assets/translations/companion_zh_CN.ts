@@ -667,6 +667,10 @@
         <translation>停止回复 (Esc)</translation>
     </message>
     <message>
+        <source>Heard while I was speaking: “{0}”. Say it again if it was for me.</source>
+        <translation>我说话时听到了：“{0}”。如果是对我说的，请再说一遍。</translation>
+    </message>
+    <message>
         <source>all screens</source>
         <translation>所有屏幕</translation>
     </message>
@@ -1465,6 +1469,14 @@
         <translation>提前开始回答</translation>
     </message>
     <message>
+        <source>Going on after a pause</source>
+        <translation>停顿后接着说</translation>
+    </message>
+    <message>
+        <source>Speaking needed to go on</source>
+        <translation>接着说所需的说话时长</translation>
+    </message>
+    <message>
         <source>Room echo lasts</source>
         <translation>房间回声持续</translation>
     </message>
@@ -2119,6 +2131,22 @@
     <message>
         <source>A pause in your speech this long, in milliseconds (32 to 1000), has what you said so far transcribed at once.</source>
         <translation>你说话中停顿这么多毫秒（32 到 1000）时，立即转写你到目前为止说的话。</translation>
+    </message>
+    <message>
+        <source>Continue within (s)</source>
+        <translation>接着说的时限 (s)</translation>
+    </message>
+    <message>
+        <source>If you go on speaking while the answer is being prepared, or within this many seconds (0 to 10) of it being spoken, the answer stops and your new words join what you said before; 0 treats every new word as an interruption.</source>
+        <translation>如果在回答准备时，或回答开始说出后的这么多秒内（0 到 10）你接着说话，回答会停下，你新说的话会并入你之前说的话；0 表示把每次新说的话都当作打断。</translation>
+    </message>
+    <message>
+        <source>Continue speech (ms)</source>
+        <translation>接着说的说话时长 (ms)</translation>
+    </message>
+    <message>
+        <source>How long you must speak, in milliseconds (64 to 2000), for the answer to stop because you went on.</source>
+        <translation>你需要说多少毫秒（64 到 2000），回答才会因为你接着说而停下。</translation>
     </message>
     <message>
         <source>Speculative replies</source>
