@@ -442,3 +442,28 @@ def test_a_goodbye_hands_the_turn_over_as_soon_as_a_question_but_thanks_alone_do
         ("Say goodbye to my mom for me.", CONFIG.settle_ms),
     ):
         assert settled_after(text, settle).reason is EndReason.SETTLED, text
+
+
+
+def _turn_model_ends_after(probability: float, doubt_ms: int) -> float:
+    """The silence (ms) after which the turn ends, the turn model answering each
+    question with `probability` (the words are not waited for)."""
+    detector = TurnDetector(EndpointingConfig(doubt_ms=doubt_ms, words=False, snapshots=False))
+    speech, silence = b"\x01\x00" * 512, b"\x00\x00" * 512
+    for n in range(20):
+        detector.push(speech, 0.9, n * 0.032)
+    for n in range(100):
+        actions = detector.push(silence, 0.0, 1.0 + n * 0.032)
+        for question in [a for a in actions if isinstance(a, Question)]:
+            actions += detector.verdict(question.speech_bytes, probability)
+        if any(isinstance(a, TurnEnd) and a.reason is EndReason.TURN_MODEL for a in actions):
+            return detector.silence_ms if detector.in_turn else (n + 1) * 32.0
+    return float("inf")
+
+
+def test_an_unsure_complete_waits_for_more_silence_than_a_sure_one() -> None:
+    assert _turn_model_ends_after(0.95, 0) == _turn_model_ends_after(0.55, 0)
+    sure, unsure = _turn_model_ends_after(0.95, 600), _turn_model_ends_after(0.55, 600)
+    assert sure < unsure < float("inf")
+    # 0.45 against 0.05 of the 600 ms doubt: 240 ms more, to the frame
+    assert abs((unsure - sure) - 240) <= 32

@@ -48,6 +48,14 @@ class TurnSettings(BaseModel):
         le=1.0,
         description="How sure the turn model must be (0 to 1) that you are done.",
     )
+    doubt_ms: int = Field(
+        0,
+        ge=0,
+        le=3000,
+        description="Extra silence in milliseconds (0 to 3000) before the turn model's "
+        "word ends your turn, scaled by how unsure it is: it waits this much longer when "
+        "barely sure, hardly at all when certain.",
+    )
     settle_ms: int = Field(
         1000,
         ge=100,

@@ -56,6 +56,7 @@ class EndpointingConfig:
     first_check_ms: int = 200
     recheck_ms: int = 200
     threshold: float = 0.5
+    doubt_ms: int = 0  # more silence before the model's "complete", scaled by its doubt
     settle_ms: int = 1000
     question_settle_ms: int = 500  # ... after words that end on a finished question
     fallback_ms: int = 2500
@@ -74,6 +75,7 @@ class EndpointingConfig:
             first_check_ms=turn.first_check_ms,
             recheck_ms=turn.recheck_ms,
             threshold=turn.threshold,
+            doubt_ms=turn.doubt_ms,
             settle_ms=turn.settle_ms,
             question_settle_ms=turn.question_settle_ms,
             fallback_ms=max(turn.fallback_ms, turn.first_check_ms),
@@ -369,7 +371,14 @@ class TurnDetector:
             return None
         # An opener ("Hi.") ends the turn only after the settle silence: the speaker
         # often goes on after it, whatever the turn model hears.
-        if self._verdict is not None and self._verdict >= cfg.threshold and not self._opener:
+        verdict = self._verdict
+        # The surer the model, the sooner: a bare "complete" waits for more silence.
+        if (
+            verdict is not None
+            and verdict >= cfg.threshold
+            and not self._opener
+            and silence >= cfg.first_check_ms + (1.0 - verdict) * cfg.doubt_ms
+        ):
             return EndReason.TURN_MODEL
         asked = self._asked and not self._opener  # "Hi?" is no question asked
         settle = min(cfg.settle_ms, cfg.question_settle_ms) if asked else cfg.settle_ms

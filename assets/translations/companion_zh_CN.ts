@@ -1445,6 +1445,10 @@
         <translation>判断你说完的把握</translation>
     </message>
     <message>
+        <source>Wait longer when unsure</source>
+        <translation>不确定时多等一会儿</translation>
+    </message>
+    <message>
         <source>Silence after a finished sentence</source>
         <translation>说完一句话后的静音</translation>
     </message>
@@ -2095,6 +2099,14 @@
     <message>
         <source>How sure the turn model must be (0 to 1) that you are done.</source>
         <translation>话轮模型需要多确定（0 到 1）你已经说完。</translation>
+    </message>
+    <message>
+        <source>Doubt (ms)</source>
+        <translation>犹豫等待 (ms)</translation>
+    </message>
+    <message>
+        <source>Extra silence in milliseconds (0 to 3000) before the turn model&apos;s word ends your turn, scaled by how unsure it is: it waits this much longer when barely sure, hardly at all when certain.</source>
+        <translation>话轮模型判断你说完后，再多等的静默毫秒数（0 到 3000），按它的不确定程度缩放：勉强确定时多等这么久，非常确定时几乎不等。</translation>
     </message>
     <message>
         <source>Settle (ms)</source>
