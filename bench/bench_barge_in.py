@@ -181,6 +181,57 @@ def room_counts(
     return false_, trials, detected, trials, onsets
 
 
+def going_on_counts(
+    replies: list[SynthesizedAudio], users: list[np.ndarray], attenuation_db: float
+) -> tuple[int, int, int, int, list[float]]:
+    """The bar for a user who goes on (`turn.continue_speech_ms`, over the first
+    `turn.continue_within_s` of a reply's sound) on a canceller warmed by the reply
+    before, as the session's is after its first reply: (false, replies, detected,
+    trials, onset -> decision delays)."""
+    turn, v = Settings().turn, Settings().vad
+    vad = SileroVad()
+    false_ = trials = detected = 0
+    onsets: list[float] = []
+    gap = np.zeros(RATE, dtype="<i2").tobytes()  # a second between the two replies
+    for i, reply in enumerate(replies):
+        before = replies[i - 1]
+        both = SynthesizedAudio(_at_16k(before) + gap + _at_16k(reply), RATE)
+        starts = (len(_at_16k(before)) + len(gap)) / 2 / RATE
+        window = (starts, starts + turn.continue_within_s)
+        for delay in DELAYS_MS:
+            for user in (None, users[(i + delay) % len(users)]):
+                room = SimulatedRoom(delay_ms=delay, attenuation_db=attenuation_db, seed=i)
+                if user is not None:
+                    room.say(user * USER_GAIN, at_s=starts + 0.3)
+                vad.reset()
+                detector = BargeInDetector(
+                    turn.continue_speech_ms, v.start_threshold, v.stop_threshold
+                )
+                canceller = WebRtcEchoCanceller(clock=room.clock)
+                fired = asyncio.run(
+                    room_barge_ins(room, both, canceller, vad.probability, detector)
+                )
+                early = [t for t in fired if window[0] <= t <= window[1]]
+                if user is None:
+                    false_ += bool(early)
+                    continue
+                trials += 1
+                start = room.voices[0][0] / RATE
+                hit = [t for t in early if t > start]
+                if hit:
+                    detected += 1
+                    onsets.append((hit[0] - start) * 1000)
+    return false_, len(replies) * len(DELAYS_MS), detected, trials, onsets
+
+
+def _at_16k(audio: SynthesizedAudio) -> bytes:
+    from app.audio.resample import resample
+
+    samples = np.frombuffer(audio.pcm, "<i2").astype(np.float32)
+    out = resample(samples, audio.sample_rate, RATE)
+    return np.clip(out, -32768, 32767).astype("<i2").tobytes()
+
+
 def stalled(at_s: float, lag_s: float) -> Callable[[int], float]:
     def lag(position: int) -> float:
         if position < at_s * RATE:
@@ -338,6 +389,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=12)
     parser.add_argument("--skip-room", action="store_true")
     parser.add_argument("--skip-session", action="store_true")
+    parser.add_argument("--skip-going-on", action="store_true")
     parser.add_argument("--device-runs", type=int, default=20, help="0: skip")
     args = parser.parse_args()
 
@@ -366,6 +418,23 @@ def main() -> None:
         ):
             f, s = lagging_counts(replies, by_clock)
             print(f"  {label:42s} false barge-ins {f:3d}/{s:<3d}")
+    if not args.skip_going_on:
+        users = [espeak(v, t) for v, t in USERS]
+        turn = Settings().turn
+        print(
+            f"\n== a user going on: {turn.continue_speech_ms} ms of speech in the first "
+            f"{turn.continue_within_s:.0f} s of a reply, the canceller warmed by the reply "
+            "before =="
+        )
+        for attenuation in ATTENUATIONS_DB:
+            t0 = time.perf_counter()
+            f, s, d, u, onsets = going_on_counts(replies, users, attenuation)
+            median = f"{statistics.median(onsets):4.0f} ms" if onsets else "   -   "
+            print(
+                f"  AEC3 (warm)       {attenuation:4d} dB  {f:3d}/{s:<3d} ({100 * f / s:5.1f} %)"
+                f"   {d:3d}/{u:<3d} ({100 * d / max(u, 1):5.1f} %)   p50 {median}"
+                f"  [{time.perf_counter() - t0:.0f} s]"
+            )
     if not args.skip_session:
         print(f"\n== the session in the room ({args.sessions} barge-ins per row) ==")
         asyncio.run(session_figures(args.sessions))

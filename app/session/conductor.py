@@ -39,6 +39,7 @@ from app.session.assembly import assemble
 from app.session.barge_in import BargeIns
 from app.session.captures import CaptureDesk
 from app.session.conversations import Conversations
+from app.session.hearing import transcribe
 from app.session.host_port import SessionHost
 from app.session.interruption import Interruptions
 from app.session.known_names import KnownNames
@@ -68,8 +69,9 @@ from app.session.speaking import (
     SpeakingView,
 )
 from app.session.supervision import Supervisor
-from app.session.turn import TurnResult, TurnRunner, transcribe
 from app.session.turn_desk import TurnDesk, TurnMaker
+from app.session.turn_result import TurnResult
+from app.session.turn_runner import TurnRunner
 from app.session.user_turns import UserTurns
 from app.speech import SpeechClient
 from app.speech.contract import hurried
@@ -405,8 +407,7 @@ class VoiceSession:
         self.conversation_list.rename(uid, title)
 
     async def delete_conversation(self, uid: str) -> None:
-        """Delete a conversation for good; deleting the current one moves to the newest
-        remaining one (or a new, empty one)."""
+        """Delete a conversation; deleting the current one moves to the newest left."""
         current = uid == self.conversation_id
         if current:
             await self.desk.settle()

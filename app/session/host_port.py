@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from app.session.listen_events import UserStoppedSpeaking
     from app.session.listening import Listener
     from app.session.speaking import SpeakingView
-    from app.session.turn import TurnResult, TurnRunner
+    from app.session.turn_result import TurnResult
+    from app.session.turn_runner import TurnRunner
     from app.session.user_turns import UserTurns
 
 TURN_TASKS = frozenset({"barge-in", "voice-turn"})  # the session's tasks that end in a turn

@@ -8,16 +8,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from app.agent import AgentTurnError, BatchInput, MemoryAgent, Reply, SentenceOutput, ToolStatus
+from app.agent import AgentTurnError, BatchInput, Reply, SentenceOutput, ToolStatus
 from app.agent.commit import TurnCommit
 from app.audio.playback import Heard, PlaybackError, PlaybackReport
-from app.avatar.state import ExpressionState
-from app.config import Settings
 from app.events import (
     AssistantSentence,
-    EventHub,
     ExpressionChanged,
     MouthLevel,
     Notice,
@@ -26,27 +23,19 @@ from app.events import (
     StatusChanged,
     ToolUsed,
     TurnFinished,
-    UserTranscript,
 )
 from app.memory.heard import SPOKEN_OVER
-from app.session.hearing import transcribe
 from app.session.interruption import Scope
 from app.session.speaking import (
-    BargeInPaused,
-    BargeInSettled,
     CompanionStartedSpeaking,
     CompanionStoppedSpeaking,
     OutputLost,
-    Signals,
-    SpeakingSignal,
-    SpeakingView,
 )
 from app.session.turn_result import TurnResult
-from app.speech import SpeechClient, SpeechError
-from app.tts import SynthesizedAudio, TTSEngine, TTSError
+from app.tts import SynthesizedAudio, TTSError
 
 if TYPE_CHECKING:
-    from app.session.speculation import Speculation
+    from app.session.turn_runner import TurnRunner
 
 log = logging.getLogger(__name__)
 
@@ -60,142 +49,6 @@ NO_SOUND = "the reply is shown: no sound output"
 # moment after the last word, longer when the reply was only read (no speaker, muted).
 FACE_HOLD_HEARD_S = 1.5
 FACE_HOLD_SHOWN_S = 4.0
-
-class TurnRunner:
-    """Starts turns: holds the parts every turn uses and numbers the turns."""
-
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        agent: MemoryAgent,
-        speech: SpeechClient,
-        tts: TTSEngine,
-        avatar: ExpressionState,
-        signals: Signals,
-        events: EventHub,
-    ) -> None:
-        self.settings = settings
-        self.agent = agent
-        self.speech = speech
-        self.tts = tts
-        self.avatar = avatar
-        self.signals = signals
-        self.view = SpeakingView(signals)  # the sink, and whether a barge-in waits
-        self.events = events
-        # A barge-in paused the voice: set when it is settled, `resumed` says how.
-        self._barge_in_settled = asyncio.Event()
-        self._barge_in_settled.set()
-        self._resumed = True
-        signals.watch(self._see)
-        self.turn_ids = 0
-        # Whatever comes in (the words heard or typed, an error's text) is masked of
-        # the configured secrets before it is shown, sent or kept.
-        self.redact = agent.core.redactor
-        self._face_reset: asyncio.TimerHandle | None = None
-        self.current: Turn | None = None  # the turn in flight
-
-    def _see(self, signal: SpeakingSignal) -> None:
-        if isinstance(signal, BargeInPaused):
-            self._barge_in_settled.clear()
-        elif isinstance(signal, BargeInSettled):
-            self._resumed = signal.resumed
-            self._barge_in_settled.set()
-
-    async def barge_in_outcome(self) -> bool:
-        """For a turn whose voice a barge-in paused: True to speak on, False when the
-        interruption stands (the words' turn interrupts this one)."""
-        await self._barge_in_settled.wait()
-        return self._resumed
-
-    def _next_id(self) -> int:
-        self.turn_ids += 1
-        return self.turn_ids
-
-    def keep_face(self) -> None:
-        """A turn starts: the last reply's face is not reset under it."""
-        if self._face_reset is not None:
-            self._face_reset.cancel()
-            self._face_reset = None
-
-    def neutral_face_after(self, delay_s: float) -> None:
-        """The reply is over: back to the neutral face after `delay_s`."""
-        self.keep_face()
-        self._face_reset = asyncio.get_running_loop().call_later(delay_s, self._neutral_face)
-
-    def _neutral_face(self) -> None:
-        self._face_reset = None  # a turn that started meanwhile has cancelled this
-        self.avatar.set("neutral")
-        self.events.emit(ExpressionChanged("neutral"))
-
-    def withdraw(self, turn_id: int) -> bool:
-        """Take back spoken turn `turn_id` while it is in flight: the user went on with
-        it, so it is answered again as part of a longer one. Nothing of it is stored;
-        its reply stops when it is interrupted and leaves the transcript
-        (`ReplyWithdrawn`). False when it cannot be (not in flight, or stored already)."""
-        turn = self.current
-        if turn is None or turn.result.turn_id != turn_id or not turn.spoken:
-            return False
-        return turn.withdraw()
-
-    def reserve_id(self) -> int:
-        """A number for a turn still being heard (its partial words show under it)."""
-        return self._next_id()
-
-    @property
-    def model_name(self) -> str:
-        model = self.settings.chat.model
-        return "the local model" if model.startswith("local/") else model.split("/", 1)[-1]
-
-    async def from_pcm(
-        self, pcm: bytes, speech_end: float, scope: Scope, *, turn_id: int | None = None
-    ) -> TurnResult:
-        """A spoken turn whose speech ended at `speech_end`: transcribe, then answer."""
-        turn_id = turn_id if turn_id is not None else self._next_id()
-        self.events.emit(StatusChanged(Status.TRANSCRIBING))
-        try:
-            text = self.redact(await transcribe(self.speech, pcm))
-        except SpeechError as exc:
-            words = self.redact(str(exc))
-            self.events.emit(Notice(words, error=True))
-            return TurnResult(turn_id, "", error=words)
-        timings = {"transcript_ms": (time.perf_counter() - speech_end) * 1000}
-        if not text.strip():
-            self.events.emit(StatusChanged(Status.LISTENING, "didn't catch that"))
-            return TurnResult(turn_id, "", timings_ms=timings)
-        self.events.emit(UserTranscript(text, True, turn_id))
-        return await Turn(self, turn_id, text, speech_end, timings, scope, spoken=True).run()
-
-    async def from_transcript(
-        self,
-        text: str,
-        speech_end: float,
-        transcript_ms: float,
-        scope: Scope,
-        *,
-        turn_id: int | None = None,
-        timings: dict[str, float] | None = None,
-        speculation: Speculation | None = None,
-        endpointing: dict[str, Any] | None = None,
-    ) -> TurnResult:
-        """A spoken turn already transcribed (heard while the user spoke, or the words
-        of a barge-in); with `speculation`, its reply is the one already started."""
-        turn_id = turn_id if turn_id is not None else self._next_id()
-        text = self.redact(text)
-        self.events.emit(UserTranscript(text, True, turn_id))
-        timings = {**(timings or {}), "transcript_ms": transcript_ms}
-        replies = speculation.reply() if speculation is not None else None
-        turn = Turn(self, turn_id, text, speech_end, timings, scope, replies, spoken=True)
-        turn.result.endpointing.update(endpointing or {})
-        return await turn.run()
-
-    async def from_text(self, text: str, started: float, scope: Scope) -> TurnResult:
-        """A typed message: a turn without speech recognition."""
-        turn_id = self._next_id()
-        text = self.redact(text)
-        self.events.emit(UserTranscript(text, True, turn_id))
-        return await Turn(self, turn_id, text, started, {}, scope).run()
-
 
 _Queue = asyncio.Queue[tuple[SentenceOutput, "asyncio.Task[SynthesizedAudio] | None"] | None]
 
@@ -240,8 +93,7 @@ class Turn:
         self.events.emit(StatusChanged(status, detail))
 
     def withdraw(self) -> bool:
-        """Take this turn back (see `TurnRunner.withdraw_spoken`); False when it was
-        stored already."""
+        """Take this turn back (`TurnRunner.withdraw`); False when it was stored."""
         if self.withdrawn or not self._commit.withdraw():
             return self.withdrawn
         self.withdrawn = self.result.withdrawn = True
@@ -391,10 +243,6 @@ class Turn:
         timings = self.result.timings_ms
         while self.scope.live and (entry := await queue.get()) is not None:
             sentence, task = entry
-            if self.view.barge_pending and not await self.runner.barge_in_outcome():
-                # The user spoke before this sentence was shown, and their words stand:
-                # the turn ends here (its interrupt path stores what was heard).
-                raise asyncio.CancelledError
             audio: SynthesizedAudio | None = None
             if task is not None:
                 try:
@@ -406,6 +254,7 @@ class Turn:
                     timings.setdefault("first_audio_ms", self._ms())
             if not self.scope.live:
                 break
+            await self._unless_words_stand()
             if self.view.sink is None and not sentence.is_thinking:
                 await self._read(sentence)  # shown at reading pace: what is read is "heard"
                 continue
@@ -415,10 +264,18 @@ class Turn:
             elif not sentence.is_thinking:
                 self.heard_reply.append(sentence.display_text)
 
+    async def _unless_words_stand(self) -> None:
+        """A barge-in paused the reply: its words are waited for, and when they stand
+        the turn ends here, before the next sentence is shown or played (its interrupt
+        path stores what was heard)."""
+        if self.view.barge_pending and not await self.runner.barge_in_outcome():
+            raise asyncio.CancelledError
+
     async def _read(self, sentence: SentenceOutput) -> None:
         """A sentence with no sound output: shown now, and the next one no sooner than
         this one takes to read (Esc meanwhile stops the reply after what was shown)."""
         await asyncio.sleep(max(0.0, self._read_until - time.perf_counter()))
+        await self._unless_words_stand()
         self._status(Status.REPLYING, NO_SOUND)
         self._show(sentence)
         self.heard_reply.append(sentence.display_text)
@@ -450,10 +307,6 @@ class Turn:
 
     async def _play(self, audio: SynthesizedAudio, sentence: SentenceOutput) -> None:
         view, runner = self.view, self.runner
-        if view.barge_pending and not await runner.barge_in_outcome():
-            # A barge-in waited for the user's words and they came: the turn ends here
-            # (its interrupt path stores what was heard), before another sentence plays.
-            raise asyncio.CancelledError
         echo_tail_s = runner.settings.audio.echo_tail_ms / 1000
         played_s, rest = 0.0, audio
         while True:

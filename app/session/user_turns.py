@@ -28,8 +28,9 @@ from app.session.listen_events import (
 )
 from app.session.speaking import Signals, SpeakingView
 from app.session.speculation import Speculation, SpeculationStats, speculation_enabled
-from app.session.turn import TurnResult, TurnRunner
 from app.session.turn_desk import TurnMaker
+from app.session.turn_result import TurnResult
+from app.session.turn_runner import TurnRunner
 from app.speech import SpeechError
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ class _Spoken:
     with it (`withdrawn`: it is answered as part of a longer turn, never on its own)."""
 
     turn_id: int
+    shown: bool = False  # its words were shown while it was heard (they go if it is none)
     words: str | None = None
     ran: bool = False
     used_speculation: bool = False
@@ -177,7 +179,8 @@ class UserTurns:
         """The turn that ended: in flight from now on (its words are transcribed as part
         of it), so that whatever the user says next goes on with it or interrupts it,
         never races it."""
-        spoken = _Spoken(turn_id if turn_id is not None else self._turns.reserve_id())
+        shown = turn_id is not None
+        spoken = _Spoken(self._turns.reserve_id() if turn_id is None else turn_id, shown)
         try:
             result = await self._answer(
                 lambda scope: self._hear_and_answer(event, spoken, speculation, scope)
@@ -232,7 +235,7 @@ class UserTurns:
                 if speculation is not None:
                     speculation.discard()
                 self._events.emit(Notice(str(exc), error=True))
-                self._events.emit(UserTranscript("", True, turn_id))
+                self._unshow(spoken)
                 nothing.error = str(exc)
                 return nothing
         if text is None:  # nothing heard it ahead: transcribed now, as a whole
@@ -247,7 +250,7 @@ class UserTurns:
         if not text.strip():
             if speculation is not None:
                 speculation.discard()
-            self._events.emit(UserTranscript("", True, turn_id))
+            self._unshow(spoken)
             self._events.emit(StatusChanged(Status.LISTENING, "didn't catch that"))
             return nothing
         if self._own_voice(text, event):
@@ -256,7 +259,7 @@ class UserTurns:
             self.own_voice += 1
             if speculation is not None:
                 speculation.discard()
-            self._events.emit(UserTranscript("", True, turn_id))
+            self._unshow(spoken)
             self._events.emit(StatusChanged(Status.LISTENING))
             return nothing
         spoken.words = text
@@ -284,6 +287,11 @@ class UserTurns:
             speculation=speculation if used else None,
             endpointing=details,
         )
+
+    def _unshow(self, spoken: _Spoken) -> None:
+        """The words shown as it was heard came to nothing: they go."""
+        if spoken.shown:
+            self._events.emit(UserTranscript("", True, spoken.turn_id))
 
     async def _answer(self, make: TurnMaker) -> TurnResult:
         """Run a spoken turn (while it is in flight the user may go on with it)."""

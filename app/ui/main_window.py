@@ -69,7 +69,6 @@ if TYPE_CHECKING:  # the side list comes with a session that has conversations
 
 log = logging.getLogger(__name__)
 
-CAPTURE_PILL_MS = 6000  # how long "screenshot taken" stays up after a capture
 REPLY_STATUSES = frozenset({Status.THINKING, Status.SPEAKING, Status.REPLYING})
 AT_REST_STATUSES = frozenset({Status.ERROR, Status.STARTING, Status.LOADING})
 
@@ -333,22 +332,9 @@ class MainWindow(QMainWindow):
         elif isinstance(event, ReplyWithdrawn):
             self.transcript.withdraw_reply(event.turn_id)
         elif isinstance(event, HeardAside):
-            self.show_notice(
-                self.tr("Heard while I was speaking: “{0}”. Say it again if it was for me.")
-                .format(event.text)
-            )
+            self.status.show_heard_aside(event.text)
         elif isinstance(event, CaptureTaken):
-            where = (
-                self.tr("all screens")
-                if event.monitor == 0
-                else self.tr("screen {0}").format(event.monitor)
-            )
-            self.show_notice(
-                self.tr("📸 Took a screenshot of {0} ({1}×{2}) to look at it.").format(
-                    where, event.width, event.height
-                )
-            )
-            self.status.capture_pill.flash(CAPTURE_PILL_MS)
+            self.status.show_capture(event.monitor, event.width, event.height)
             self.transcript.add_capture(event.path, turn_id=self._last_turn)
         elif isinstance(event, CaptureRequested):
             self._ask_capture(event)

@@ -32,6 +32,7 @@ from app.ui.style import STATUS_COLOURS, repolish
 log = logging.getLogger(__name__)
 
 NOTICE_SHOWN_MS = 8000  # plain notices fade; errors stay until dismissed or pushed out
+CAPTURE_PILL_MS = 6000  # how long "screenshot taken" stays up after a capture
 MAX_NOTICES = 4  # shown at once, newest last
 ROW_SPACING = 10  # between the status row and the notices, as between the window's rows
 # The session's fixed status details (it speaks English); see `_status_detail`.
@@ -268,6 +269,26 @@ class StatusLine(QWidget):
         self._notices.append(_Notice(message, error, until))
         del self._notices[:-MAX_NOTICES]
         self._render()
+
+    def show_capture(self, monitor: int, width: int, height: int) -> None:
+        """A screenshot was taken (of screen `monitor`, 0: all of them): said, and the
+        privacy pill flashes."""
+        where = self.tr("all screens") if monitor == 0 else self.tr("screen {0}").format(monitor)
+        self.show_notice(
+            self.tr("📸 Took a screenshot of {0} ({1}×{2}) to look at it.").format(
+                where, width, height
+            )
+        )
+        self.capture_pill.flash(CAPTURE_PILL_MS)
+
+    def show_heard_aside(self, text: str) -> None:
+        """Words heard over the companion's voice, too short to stop it: not a turn, but
+        shown, so that nothing said goes unseen."""
+        self.show_notice(
+            self.tr("Heard while I was speaking: “{0}”. Say it again if it was for me.").format(
+                text
+            )
+        )
 
     def dismiss(self, index: int) -> None:
         """Take notice `index` (as in `notices`) away."""

@@ -667,22 +667,6 @@
         <translation>停止回复 (Esc)</translation>
     </message>
     <message>
-        <source>Heard while I was speaking: “{0}”. Say it again if it was for me.</source>
-        <translation>我说话时听到了：“{0}”。如果是对我说的，请再说一遍。</translation>
-    </message>
-    <message>
-        <source>all screens</source>
-        <translation>所有屏幕</translation>
-    </message>
-    <message>
-        <source>screen {0}</source>
-        <translation>屏幕 {0}</translation>
-    </message>
-    <message>
-        <source>📸 Took a screenshot of {0} ({1}×{2}) to look at it.</source>
-        <translation>📸 截取了{0}（{1}×{2}）来查看。</translation>
-    </message>
-    <message>
         <source>Take a screenshot?</source>
         <translation>要截图吗？</translation>
     </message>
@@ -3193,6 +3177,22 @@
     <message>
         <source>hold to talk</source>
         <translation>按住说话</translation>
+    </message>
+    <message>
+        <source>all screens</source>
+        <translation>所有屏幕</translation>
+    </message>
+    <message>
+        <source>screen {0}</source>
+        <translation>屏幕 {0}</translation>
+    </message>
+    <message>
+        <source>📸 Took a screenshot of {0} ({1}×{2}) to look at it.</source>
+        <translation>📸 截取了{0}（{1}×{2}）来查看。</translation>
+    </message>
+    <message>
+        <source>Heard while I was speaking: “{0}”. Say it again if it was for me.</source>
+        <translation>我说话时听到了：“{0}”。如果是对我说的，请再说一遍。</translation>
     </message>
     <message>
         <source>Dismiss</source>
