@@ -326,3 +326,28 @@ async def test_words_too_short_to_stop_the_voice_are_shown_not_dropped(
     aside = [e.text for e in seen if isinstance(e, HeardAside)]
     assert aside and aside[0].strip(), aside
     assert [role for role, _ in _stored(session)] == ["user", "assistant"]
+
+
+async def test_going_on_twice_is_still_one_turn(
+    sentences: tuple[np.ndarray, np.ndarray], tmp_path: Path
+) -> None:
+    first, second = sentences
+    third = _trimmed(speak_to_wav("I live near the river.", tmp_path / "third.wav"))
+    slow = Reply.text_stream(["[joy] Nice to meet you!"], delay=1.5)
+    with ScriptedChatServer([slow, slow, slow]) as srv:
+        room = SimulatedRoom(delay_ms=60, attenuation_db=-10)
+        session, seen = _session(srv, room)
+        pause, longer = (np.zeros(int(s * RATE), np.float32) for s in (0.8, 1.6))
+        room.say(np.concatenate([first, pause, second, longer, third]), at_s=0.3)
+        listener = asyncio.create_task(session.listen(room))
+        try:
+            # (the room runs ahead of the wall clock: the third sentence may come while the
+            # second's words are transcribed, and join them there)
+            await _until(lambda: session.user_turns.continued >= 1 and _finished(seen) >= 1)
+            await _until(lambda: not session.host.working)
+        finally:
+            await session.aclose()
+            listener.cancel()
+    stored = _stored(session)
+    assert [role for role, _ in stored] == ["user", "assistant"], stored
+    assert _has_both(stored[0][1]) and "river" in stored[0][1].lower(), stored

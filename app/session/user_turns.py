@@ -351,6 +351,7 @@ class UserTurns:
             details = {"continued": True}
             log.info("the user went on with turn %d: %r", turn_id, text)
         spoken = _Spoken(turn_id, words=text, ran=True)
+        spoken.heard.set()  # its words are these
         # Settled only now: a reply paused for these words is stopped after it was
         # withdrawn, so that it never stores what was heard of it.
         self._barge.decide(resume=False)
