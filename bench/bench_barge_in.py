@@ -182,21 +182,25 @@ def room_counts(
 
 
 def going_on_counts(
-    replies: list[SynthesizedAudio], users: list[np.ndarray], attenuation_db: float
+    replies: list[SynthesizedAudio],
+    users: list[np.ndarray],
+    attenuation_db: float,
+    *,
+    warm: bool = True,
 ) -> tuple[int, int, int, int, list[float]]:
     """The bar for a user who goes on (`turn.continue_speech_ms`, over the first
     `turn.continue_within_s` of a reply's sound) on a canceller warmed by the reply
-    before, as the session's is after its first reply: (false, replies, detected,
-    trials, onset -> decision delays)."""
+    before, as the session's is after its first reply (`warm`), or cold, as at the
+    session's first reply: (false, replies, detected, trials, onset -> decision delays)."""
     turn, v = Settings().turn, Settings().vad
     vad = SileroVad()
     false_ = trials = detected = 0
     onsets: list[float] = []
     gap = np.zeros(RATE, dtype="<i2").tobytes()  # a second between the two replies
     for i, reply in enumerate(replies):
-        before = replies[i - 1]
-        both = SynthesizedAudio(_at_16k(before) + gap + _at_16k(reply), RATE)
-        starts = (len(_at_16k(before)) + len(gap)) / 2 / RATE
+        before = _at_16k(replies[i - 1]) + gap if warm else b""
+        both = SynthesizedAudio(before + _at_16k(reply), RATE)
+        starts = len(before) / 2 / RATE
         window = (starts, starts + turn.continue_within_s)
         for delay in DELAYS_MS:
             for user in (None, users[(i + delay) % len(users)]):
@@ -426,12 +430,13 @@ def main() -> None:
             f"{turn.continue_within_s:.0f} s of a reply, the canceller warmed by the reply "
             "before =="
         )
-        for attenuation in ATTENUATIONS_DB:
+        for attenuation, warm in [(a, w) for w in (True, False) for a in ATTENUATIONS_DB]:
             t0 = time.perf_counter()
-            f, s, d, u, onsets = going_on_counts(replies, users, attenuation)
+            f, s, d, u, onsets = going_on_counts(replies, users, attenuation, warm=warm)
             median = f"{statistics.median(onsets):4.0f} ms" if onsets else "   -   "
+            label = "AEC3 (warm)" if warm else "AEC3 (cold)"
             print(
-                f"  AEC3 (warm)       {attenuation:4d} dB  {f:3d}/{s:<3d} ({100 * f / s:5.1f} %)"
+                f"  {label:17s} {attenuation:4d} dB  {f:3d}/{s:<3d} ({100 * f / s:5.1f} %)"
                 f"   {d:3d}/{u:<3d} ({100 * d / max(u, 1):5.1f} %)   p50 {median}"
                 f"  [{time.perf_counter() - t0:.0f} s]"
             )

@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from app.own_words import is_own_words
 from app.session.speaking import (
@@ -28,6 +29,12 @@ from app.session.speaking import (
 from app.session.wording import is_backchannel
 
 log = logging.getLogger(__name__)
+
+
+class Transcribe(Protocol):
+    """The words in some PCM; `hurry`: fast rather than best (the voice is paused)."""
+
+    def __call__(self, pcm: bytes, *, hurry: bool = ...) -> Awaitable[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +54,7 @@ class BargeIns:
     def __init__(
         self,
         signals: Signals,
-        transcribe: Callable[[bytes], Awaitable[str]],
+        transcribe: Transcribe,
         *,
         resume_timeout_s: float,
     ) -> None:
@@ -140,7 +147,9 @@ class BargeIns:
         try:
             while queue:
                 try:
-                    words = (await self._transcribe(queue.pop(0))).strip()
+                    # A going-on's words are the turn's: heard as carefully as a turn.
+                    part = queue.pop(0)
+                    words = (await self._transcribe(part, hurry=not self._continues)).strip()
                 except Exception as exc:  # never left paused: no words means speak on
                     log.info("the barge-in brought no words (%r)", exc)
                     words = ""

@@ -426,8 +426,11 @@ class VoiceSession:
         ended = time.perf_counter()
         return await self._run_exclusive(lambda scope: self.turns.from_pcm(pcm, ended, scope))
 
-    async def transcribe(self, pcm: bytes) -> str:
-        """A barge-in's words: wanted in a hurry (the companion is paused for them)."""
+    async def transcribe(self, pcm: bytes, *, hurry: bool = True) -> str:
+        """A barge-in's words: wanted in a hurry (the companion is paused for them);
+        a user's going on (`hurry=False`) is heard as carefully as any turn: it is one."""
+        if not hurry:
+            return await transcribe(self.speech, pcm)
         with hurried():
             return await transcribe(self.speech, pcm)
 
