@@ -558,8 +558,11 @@ def _idle(desk: Desktop) -> bool:
     return bool(statuses) and IDLE.match(statuses[-1]) is not None
 
 
-def run_language(language: str, items: list[Item], folder: Path, debug: bool) -> list[ItemFigures]:
-    figures: list[ItemFigures] = []
+def run_language(
+    language: str, items: list[Item], folder: Path, debug: bool, figures: list[ItemFigures]
+) -> None:
+    """Each item said to the app in turn; its figures appended to `figures` as they come
+    (so a run stopped half way still has the items done)."""
     locale = {"en": "C.UTF-8", "zh": "zh_CN.UTF-8"}[language]
     with Desktop(folder / f"desk-{language}", language=locale) as desk:
         desk.seed_embedded_model()
@@ -589,7 +592,6 @@ def run_language(language: str, items: list[Item], folder: Path, debug: bool) ->
             speaker.stop()
             mic.stop()
             desk.quit_app()
-    return figures
 
 
 def say_item(
@@ -958,14 +960,22 @@ def main() -> int:
                 render(item, folder, number)
             close_kokoro()
             reference_transcripts(items, language)
-            figures = run_language(language, items, folder, args.debug)
-            result = summary(figures)
-            print_summary(language, seed, result)
-            languages_out = results["languages"]
-            assert isinstance(languages_out, dict)
-            languages_out[language] = {"summary": result, "items": [asdict(t) for t in figures]}
-            if args.json:
-                args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False, default=str))
+            figures: list[ItemFigures] = []
+            try:
+                run_language(language, items, folder, args.debug, figures)
+            finally:  # stopped half way too: the figures of the items done
+                result = summary(figures)
+                print_summary(language, seed, result)
+                languages_out = results["languages"]
+                assert isinstance(languages_out, dict)
+                languages_out[language] = {
+                    "summary": result,
+                    "items": [asdict(t) for t in figures],
+                }
+                if args.json:
+                    args.json.write_text(
+                        json.dumps(results, indent=2, ensure_ascii=False, default=str)
+                    )
     return 0
 
 
