@@ -307,8 +307,7 @@ class VoiceSession:
             self.events.emit(Notice(problem, error=True))
 
     async def aclose(self, *, memory_wait_s: float | None = None) -> None:
-        """Stop everything; the turns queued for the memory are looked at for up to
-        `memory_wait_s` first (default `app.memory.writer.CLOSE_WAIT_S`)."""
+X
         if self._closed:
             return
         self._closed = self.supervisor.closing = True
@@ -427,11 +426,9 @@ class VoiceSession:
         return await self._run_exclusive(lambda scope: self.turns.from_pcm(pcm, ended, scope))
 
     async def transcribe(self, pcm: bytes, *, hurry: bool = True) -> str:
-        """A barge-in's words: wanted in a hurry (the companion is paused for them);
-        a user's going on (`hurry=False`) is heard as carefully as any turn: it is one."""
-        if not hurry:
-            return await transcribe(self.speech, pcm)
-        with hurried():
+        """A barge-in's words, in a hurry (the companion is paused for them); a going-on's
+        (`hurry=False`) as carefully as any turn's: it is one."""
+        with hurried() if hurry else contextlib.nullcontext():
             return await transcribe(self.speech, pcm)
 
     async def _run_exclusive(self, make: TurnMaker, *, spoken: bool = False) -> TurnResult:
