@@ -307,7 +307,7 @@ class VoiceSession:
             self.events.emit(Notice(problem, error=True))
 
     async def aclose(self, *, memory_wait_s: float | None = None) -> None:
-X
+        """Stop everything; the memory's queued turns get up to `memory_wait_s` first."""
         if self._closed:
             return
         self._closed = self.supervisor.closing = True
