@@ -35,6 +35,8 @@ QUICK_ARGS: dict[str, list[str]] = {
     "bench_agent": ["--turns", "50", "--history", "100", "--screens", "3"],
     "bench_asr": ["--runs", "5", "--skip-wer"],
     "bench_avatar": ["--frames", "200"],
+    # 40 items a language take over 40 minutes: run it alone for the README's figures
+    "bench_continuations": ["--language", "en", "--items", "5"],
     "bench_dialogue": ["--conversations", "4"],  # the full 45 turns: run it alone
     "bench_parsers": ["--seconds", "0.2", "--runs", "50"],
     "bench_transformers": ["--runs", "5"],
