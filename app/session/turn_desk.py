@@ -75,7 +75,9 @@ class TurnDesk:
                 if not task.done():
                     raise  # our caller was cancelled; the turn goes on
                 result = TurnResult(self._turn_ids(), "", interrupted=True)
-        log.info("turn %d timings %s", result.turn_id, result.timings_ms)
+        if result.user_words or result.interrupted or result.error is not None:
+            # (speech that came to nothing, or was its own voice, was no turn)
+            log.info("turn %d timings %s", result.turn_id, result.timings_ms)
         return result
 
 
