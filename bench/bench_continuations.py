@@ -83,6 +83,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.bench_conversation import _messages  # noqa: E402
 from tests.desktop import Desktop  # noqa: E402
 from tests.pulse import MONITOR, PulseServer  # noqa: E402
 
@@ -535,22 +536,6 @@ class ItemFigures:
     residual_rms: float | None = None  # what was left of the item (speaker recording)
     control_s: float | None = None  # companion found in the microphone's recording: 0
     load: float | None = None  # the machine's 1-minute load average after the item
-
-
-def _messages(desk: Desktop, role: str) -> list[str]:
-    found = []
-    for line in desk.history_text().splitlines():
-        try:
-            msg = json.loads(line).get("msg", {})
-        except (json.JSONDecodeError, AttributeError):
-            continue
-        if msg.get("role") != role:
-            continue
-        content = msg.get("content")
-        if isinstance(content, list):
-            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-        found.append(re.sub(r"\[[a-z_]+\]\s*", "", str(content)).strip())
-    return found
 
 
 def _idle(desk: Desktop) -> bool:
