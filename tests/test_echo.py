@@ -302,3 +302,23 @@ def test_after_the_device_ran_dry_the_reference_starts_again_by_the_clock() -> N
     got, got_untold = told.take(3200), untold.take(3200)
     assert int(np.argmax(got == 2000)) == 1040  # at 65 ms: when it was handed over
     assert int(np.argmax(got_untold == 2000)) == 800  # right after the first slice
+
+
+def test_before_the_voice_began_the_raw_microphone_is_used() -> None:
+    """A user who went on as the reply began: what they said before its first sample is
+    the raw microphone's too, only the stretch under the voice is the canceller's."""
+    canceller = WebRtcEchoCanceller(clock=Clock())
+    rng = np.random.default_rng(5)
+    mic = (rng.normal(0, 500, 32_000)).astype("<i2")
+    head = b"".join(canceller.process(mic[i : i + 480].tobytes()) for i in range(0, 9_600, 480))
+    played = (rng.normal(0, 3000, 4_800)).astype(np.int16)
+    canceller.far_end(played, 16_000)  # 300 ms of voice from 0.6 s, then it was paused
+    rest = b"".join(
+        canceller.process(mic[i : i + 480].tobytes()) for i in range(9_600, 32_000, 480)
+    )
+    out = head + rest
+    mixed = canceller.after_echo(out, canceller.output_samples, tail_s=0.2)
+    voice = slice(9_600 * 2, (9_600 + 4_800 + 3_200) * 2)
+    assert mixed[: voice.start] == mic[:9_600].tobytes()
+    assert mixed[voice] == out[voice]
+    assert mixed[voice.stop :] == mic[voice.stop // 2 :].tobytes()

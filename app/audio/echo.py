@@ -18,7 +18,9 @@ when pywebrtc-audio can be imported).
 The reference is lined up with the microphone by the clock (`FarEndBuffer`), so
 a listening loop that runs late by a varying amount does not change the echo delay
 AEC3 sees. After a barge-in, what the user said once the echo had ended is taken
-from the raw microphone (`after_echo`): AEC3's double-talk suppression garbles it.
+from the raw microphone (`after_echo`), and so is what they said before it began:
+AEC3's double-talk suppression garbles it. Where the microphone does not hear the
+voice at all (headphones: `app.audio.echo_path`), nothing is cancelled.
 
 The reference is resampled to 16 kHz by soxr (`app.audio.resample`), whose output
 comes out in blocks, up to 40 ms after the input it belongs to: where it goes is
@@ -39,6 +41,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from app.audio.echo_path import EchoPath
 from app.audio.format import SAMPLE_RATE
 from app.audio.resample import StreamResampler
 
@@ -62,11 +65,12 @@ ORIGIN_WINDOW_S = 5.0
 # filter has not converged and echo leaks through (measured: most of the first
 # second of the first sentence), so barge-in waits for it.
 WARMUP_S = 1.5
-# After a barge-in the words the user said once the companion's voice had stopped are
-# transcribed from the raw microphone, not from the canceller's output: AEC3 keeps
-# suppressing for a while after double talk, which garbled them (measured on the
-# simulated room: word error rate of the overlapping question 0.36 from the AEC
-# output alone, 0.25 with the raw microphone after the echo; bench/bench_barge_in.py).
+# After a barge-in the words the user said before the companion's voice started and
+# once it had stopped are transcribed from the raw microphone, not from the canceller's
+# output: AEC3 keeps suppressing for a while after double talk, which garbled them
+# (measured on the simulated room: word error rate of the overlapping question 0.36
+# from the AEC output alone, 0.25 with the raw microphone after the echo;
+# bench/bench_barge_in.py).
 # The echo lasts this long after the last played sample (device buffer, room).
 ECHO_TAIL_S = 0.15
 # Raw microphone kept for that (a little more than the longest utterance).
@@ -112,9 +116,8 @@ class EchoCanceller(Protocol):
         ...
 
     def after_echo(self, pcm: bytes, end: int, tail_s: float = ECHO_TAIL_S) -> bytes:
-        """`pcm`, the output samples up to `end`, with the part from `tail_s` after the
-        last played sample onwards taken from the raw microphone (unchanged when it
-        cannot be)."""
+        """`pcm`, the output samples up to `end`, taken from the raw microphone wherever
+        no voice played in the `tail_s` before (unchanged when it cannot be)."""
         ...
 
     def reset(self) -> None: ...
@@ -280,6 +283,8 @@ class WebRtcEchoCanceller:
         self._far_heard = 0  # samples of non-silent reference processed
         self._out = 0  # output samples so far
         self._raw = np.zeros(int(RAW_KEEP_S * RATE), dtype=np.int16)  # a ring, by index
+        self._voiced = np.zeros(self._raw.size, dtype=bool)  # ... and where a voice played
+        self.path = EchoPath()  # no echo at all (headphones): nothing to cancel
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -292,38 +297,45 @@ class WebRtcEchoCanceller:
     def far_end(self, samples: np.ndarray, sample_rate: int, *, after_gap: bool = False) -> None:
         self._far.push(samples, sample_rate, after_gap=after_gap)
 
-    def _whole(self, near: bytes) -> np.ndarray:
+    def _whole(self, near: bytes) -> tuple[np.ndarray, np.ndarray]:
+        """The whole 10 ms frames of microphone audio so far, and the reference played
+        with them; both kept by output index (output k is input k)."""
         samples = np.frombuffer(near, dtype="<i2")
         if self._near.size:
             samples = np.concatenate([self._near, samples])
         whole = samples.size - samples.size % FRAME
         self._near = samples[whole:].copy()
         head = samples[:whole]
-        if whole:  # the raw microphone, kept by output index (output k is input k)
-            keep = head[-self._raw.size :]
-            at = (self._out + whole - keep.size) % self._raw.size
-            first = min(keep.size, self._raw.size - at)
-            self._raw[at : at + first] = keep[:first]
-            self._raw[: keep.size - first] = keep[first:]
+        far = self._far.take(whole) if whole else np.zeros(0, dtype=np.int16)
+        if whole:
+            self._keep(self._raw, head)
+            self._keep(self._voiced, far != 0)
             self._out += whole
-        return head
+        return head, far
+
+    def _keep(self, ring: np.ndarray, samples: np.ndarray) -> None:
+        keep = samples[-ring.size :]
+        at = (self._out + samples.size - keep.size) % ring.size
+        first = min(keep.size, ring.size - at)
+        ring[at : at + first] = keep[:first]
+        ring[: keep.size - first] = keep[first:]
 
     def process(self, near: bytes) -> bytes:
-        samples = self._whole(near)
+        samples, far = self._whole(near)
         if samples.size == 0:
             return b""
-        far = self._far.take(samples.size)
         if self._far_heard < WARMUP_S * RATE and np.any(far):
             self._far_heard += samples.size
+        self.path.push(samples, far)
         out = self._apm.process(np.ascontiguousarray(samples), far)
+        if self.path.absent:  # its double-talk suppression would only garble the user
+            return np.ascontiguousarray(samples, dtype="<i2").tobytes()
         return np.asarray(out, dtype="<i2").tobytes()
 
     def advance(self, near: bytes) -> bytes:
         """Microphone audio that is not processed (nobody listens through the voice now):
         counted, so the reference stays lined up with the microphone, and passed on."""
-        samples = self._whole(near)
-        if samples.size:
-            self._far.take(samples.size)
+        samples, _ = self._whole(near)
         return np.ascontiguousarray(samples, dtype="<i2").tobytes()
 
     @property
@@ -335,11 +347,19 @@ class WebRtcEchoCanceller:
         start = end - n
         if n == 0 or end > self._out or start < self._out - self._raw.size:
             return pcm
-        cut = min(n, max(0, self._far.end_index + int(tail_s * RATE) - start))
-        if cut == n:
+        # A sample is echo when the voice played within `tail_s` before it (where no
+        # voice played, the raw microphone is the user's words as they were said).
+        tail = int(tail_s * RATE)
+        lead = min(tail, start - max(0, self._out - self._raw.size))
+        played = self._voiced[np.arange(start - lead, end) % self._voiced.size]
+        sums = np.concatenate([[0], np.cumsum(played, dtype=np.int64)])
+        upto = np.arange(lead, lead + n) + 1
+        echo = sums[upto] - sums[np.maximum(0, upto - tail - 1)] > 0
+        if echo.all():
             return pcm
-        idx = np.arange(start + cut, end) % self._raw.size
-        return pcm[: cut * 2] + self._raw[idx].astype("<i2").tobytes()
+        raw = self._raw[np.arange(start, end) % self._raw.size].astype("<i2")
+        out = np.where(echo, np.frombuffer(pcm, dtype="<i2"), raw).astype("<i2")
+        return out.tobytes()
 
     @property
     def far_active(self) -> bool:
@@ -347,10 +367,11 @@ class WebRtcEchoCanceller:
 
     @property
     def ready(self) -> bool:
-        return self._far_heard >= WARMUP_S * RATE
+        return self._far_heard >= WARMUP_S * RATE or self.path.absent
 
     def reset(self) -> None:
         self._apm.reset()
+        self.path.reset()
         self._far.clear()
         self._near = np.zeros(0, dtype=np.int16)
         self._far_heard = 0

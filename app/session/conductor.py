@@ -144,7 +144,7 @@ class VoiceSession:
         self.interruptions = Interruptions()
         self.gate = MicGate(settings.audio.mic_mode)
         view = SpeakingView(self.signals)
-        self.listener = Listener(settings, self.gate, view, self.echo, self.speech)
+        self.listener = Listener(settings, self.gate, view, self.echo, self.speech, self.signals)
         self.barge = BargeIns(
             self.signals, self.transcribe, resume_timeout_s=settings.audio.resume_timeout_s
         )

@@ -37,7 +37,7 @@ from app.session.listen_events import (
     UserStoppedSpeaking,
     WordsCannotCome,
 )
-from app.session.speaking import SpeakingView
+from app.session.speaking import Signals, SpeakingView, UserSpeaking
 from app.session.strategies import FloorRules
 from app.session.turn_taking import Detected, TurnTaking
 from app.speech import SpeechClient
@@ -107,8 +107,12 @@ class Listener:
         view: SpeakingView,
         echo: EchoCanceller,
         speech: SpeechClient | None = None,
+        signals: Signals | None = None,
     ) -> None:
         self._settings = settings
+        self._signals = signals  # told when the user speaks (`UserSpeaking`)
+        self._user_speaking = False
+        self._began_clear = False  # the utterance in progress began with no voice about
         self._vad_settings = settings.vad
         self._audio = settings.audio
         self.gate = gate
@@ -223,6 +227,7 @@ class Listener:
                         vad.reset()
                         pending.clear()
                     barge.reset()
+                    self._tell_user_speaking(False)
                     continue
                 pending += chunk
                 taking.detector.push_to_talk = gate.mode == "push_to_talk"
@@ -255,6 +260,8 @@ class Listener:
                         barge.reset()
                     for item in items:
                         yield self._event(item, taking, len(pending))
+                    clear = taking.in_turn and self._began_clear
+                    self._tell_user_speaking(clear or barge.speech_ms > 0)
             # The input ended (a file, a closed stream): a turn in progress ends with it.
             end = taking.flush(EndReason.INPUT_ENDED)
             if end is not None:
@@ -263,6 +270,15 @@ class Listener:
             if loading is not None:
                 loading.cancel()
             taking.close()
+            self._tell_user_speaking(False)
+
+    def _tell_user_speaking(self, speaking: bool) -> None:
+        """`UserSpeaking` when it changed: a reply holds its next sound while the user
+        speaks (speech that began with no voice about, or that counts to a barge-in)."""
+        if speaking != self._user_speaking:
+            self._user_speaking = speaking
+            if self._signals is not None:
+                self._signals.emit(UserSpeaking(speaking))
 
     def _event(
         self, item: Detected, taking: TurnTaking, pending_bytes: int, *, push_to_talk: bool = False
@@ -272,6 +288,7 @@ class Listener:
         now = time.perf_counter()
         if isinstance(item, UserStartedSpeaking):
             self._began_continuing = self.rules.continues(now)
+            self._began_clear = not self._view.over_voice(now)
         if not isinstance(item, TurnEnd):
             return item
         continues, self._began_continuing = self._began_continuing, False

@@ -74,6 +74,14 @@ class EchoLeaked:
 
 
 @dataclass(frozen=True, slots=True)
+class UserSpeaking:
+    """The microphone hears the user speak now (`speaking`), or no longer: speech that
+    began with no voice in the room, or that counts towards a barge-in."""
+
+    speaking: bool
+
+
+@dataclass(frozen=True, slots=True)
 class OutputChanged:
     """Replies are heard through `sink` from now on (None: shown only, no speaker)."""
 
@@ -102,6 +110,7 @@ SpeakingSignal = (
     | BargeInPaused
     | BargeInSettled
     | EchoLeaked
+    | UserSpeaking
     | OutputChanged
     | OutputLost
     | SoundTestEnded
@@ -147,6 +156,7 @@ class SpeakingView:
         self._said_by = -1  # ... in turn number
         self.echo_leaked = False  # its own voice came back through the canceller
         self.answers_speech = False  # the turn in flight answers what the user said aloud
+        self.user_speaking = False  # the microphone hears the user now
         self.voice_s = 0.0  # seconds of the reply in flight's voice played so far ...
         self._voice_since: float | None = None  # ... and since when it plays now
         self.stop = signals.watch(self._see)
@@ -172,6 +182,8 @@ class SpeakingView:
             self.said, self._said_by = signal.heard_reply, signal.turn_id
         elif isinstance(signal, EchoLeaked):
             self.echo_leaked = True
+        elif isinstance(signal, UserSpeaking):
+            self.user_speaking = signal.speaking
         elif isinstance(signal, BargeInPaused):
             self.barge_pending = True
         elif isinstance(signal, BargeInSettled):
@@ -228,4 +240,5 @@ __all__ = [
     "SoundTestEnded",
     "SpeakingSignal",
     "SpeakingView",
+    "UserSpeaking",
 ]

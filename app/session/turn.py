@@ -45,6 +45,9 @@ STILL_WAITING_S = 4.0  # a hosted model this slow to start answering: "still wai
 READING_WORDS_PER_S = 250 / 60
 READING_CJK_PER_S = 300 / 60
 NO_SOUND = "the reply is shown: no sound output"
+# A sentence's sound waits at most this long while the user speaks (a noise that does not
+# stop): a going-on's bar, or a barge-in's, is reached well before.
+USER_HOLD_S = 1.0
 # After a reply the face keeps its last expression this long, then is neutral again: a
 # moment after the last word, longer when the reply was only read (no speaker, muted).
 FACE_HOLD_HEARD_S = 1.5
@@ -265,10 +268,16 @@ class Turn:
                 self.heard_reply.append(sentence.display_text)
 
     async def _unless_words_stand(self) -> None:
-        """A barge-in paused the reply: its words are waited for, and when they stand
-        the turn ends here, before the next sentence is shown or played (its interrupt
-        path stores what was heard)."""
-        if self.view.barge_pending and not await self.runner.barge_in_outcome():
+        """No sentence starts sounding over the user: while they speak it waits (for
+        `USER_HOLD_S` at most). A barge-in paused the reply: its words are waited for,
+        and when they stand the turn ends here, before the next sentence is shown or
+        played (its interrupt path stores what was heard)."""
+        view, until = self.view, time.perf_counter() + USER_HOLD_S
+        while view.sink is not None and view.user_speaking and not view.barge_pending:
+            if not self.scope.live or time.perf_counter() >= until:
+                break
+            await asyncio.sleep(0.02)
+        if view.barge_pending and not await self.runner.barge_in_outcome():
             raise asyncio.CancelledError
 
     async def _read(self, sentence: SentenceOutput) -> None:
