@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from app.agent.commit import TurnCommit
+from app.audio.playback import MemorySink
 from app.audio.simulated_room import SimulatedRoom
 from app.config import AudioSettings, Settings
 from app.events import HeardAside, ReplyWithdrawn, SessionEvent, TurnFinished, UserTranscript
@@ -32,6 +33,7 @@ from app.session.speaking import (
     ReplyStarted,
     Signals,
     SpeakingView,
+    UserSpeaking,
 )
 from app.session.strategies import FloorRules, HalfDuplex
 from app.session.user_turns import join_words
@@ -122,6 +124,10 @@ async def test_going_on_while_the_reply_is_prepared_is_one_turn(
     with ScriptedChatServer(replies) as srv:
         room = SimulatedRoom(delay_ms=60, attenuation_db=-10)
         session, seen = _session(srv, room)
+        speaking: list[bool] = []
+        session.signals.watch(
+            lambda s: speaking.append(s.speaking) if isinstance(s, UserSpeaking) else None
+        )
         pause = int(0.8 * RATE)
         room.say(np.concatenate([first, np.zeros(pause, np.float32), second]), at_s=0.3)
         second_starts = int(0.3 * RATE) + first.size + pause
@@ -142,6 +148,8 @@ async def test_going_on_while_the_reply_is_prepared_is_one_turn(
     # One turn in the window: the words of the first sentence were replaced by both.
     finals = [e for e in seen if isinstance(e, UserTranscript) and e.final and e.text]
     assert len({e.turn_id for e in finals}) == 1 and _has_both(finals[-1].text)
+    # The listener told when the user spoke: both sentences, and that they stopped.
+    assert speaking.count(True) >= 2 and speaking[-1] is False, speaking
     # The withdrawn reply never sounded: the first sound is after the second sentence.
     played = np.flatnonzero(room._dry)
     assert played.size and played[0] > second_starts + second.size
@@ -351,3 +359,34 @@ async def test_going_on_twice_is_still_one_turn(
     stored = _stored(session)
     assert [role for role, _ in stored] == ["user", "assistant"], stored
     assert _has_both(stored[0][1]) and "river" in stored[0][1].lower(), stored
+
+
+async def test_no_sound_starts_while_the_user_speaks() -> None:
+    """A reply ready while the user speaks waits for them (a going-on's words then come
+    whole, not under the voice); a sound that never stops holds it only a moment."""
+    replies = [Reply.text_stream(["[joy] Hello there."]), Reply.text_stream(["[joy] Hi."])]
+    with ScriptedChatServer(replies) as srv:
+        session, _ = make_session(srv, barge_settings(), MemorySink(), None, EspeakVoice())
+        order: list[str] = []
+
+        def see(signal: object) -> None:
+            if isinstance(signal, CompanionStartedSpeaking):
+                order.append("voice")
+            elif isinstance(signal, UserSpeaking):
+                order.append(f"user {signal.speaking}")
+
+        session.signals.watch(see)
+        try:
+            session.signals.emit(UserSpeaking(True))
+            turn = asyncio.create_task(session.send_text("Hello!"))
+            await _until(lambda: len(srv.requests) == 1)
+            await asyncio.sleep(0.3)  # the reply is there; it is not heard yet
+            session.signals.emit(UserSpeaking(False))
+            await asyncio.wait_for(turn, 60)
+            # A noise that goes on: the reply is heard anyway.
+            session.signals.emit(UserSpeaking(True))
+            await asyncio.wait_for(session.send_text("Are you there?"), 60)
+        finally:
+            await session.aclose()
+    assert order[:3] == ["user True", "user False", "voice"], order
+    assert order[3] == "user True" and "voice" in order[4:], order
