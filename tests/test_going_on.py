@@ -36,7 +36,7 @@ from app.session.speaking import (
     UserSpeaking,
 )
 from app.session.strategies import FloorRules, HalfDuplex
-from app.session.user_turns import join_words, units_of
+from app.session.user_turns import join_words
 from app.speech import SpeechClient, TranscriptionEvent
 from tests.conftest import speak_to_wav
 from tests.llm_servers import Reply, ScriptedChatServer
@@ -294,12 +294,6 @@ def test_words_said_after_a_pause_join_the_words_before() -> None:
     )
     assert join_words("今天天气真好，", "你喜欢出去玩吗？") == "今天天气真好，你喜欢出去玩吗？"
     assert join_words("", "Hi.") == "Hi." and join_words("Hi.", " ") == "Hi."
-
-
-def test_how_much_words_say_counts_words_and_each_han_character() -> None:
-    assert units_of("Hello, I'm Priya. I work as a nurse.") == 8
-    assert units_of("今天天气真好，你喜欢出去玩吗？") == 15
-    assert units_of("") == 0 and units_of("我叫 Priya") == 3
 
 
 def test_a_withdrawn_turn_is_never_recorded_even_once_confirmed() -> None:

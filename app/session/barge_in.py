@@ -46,7 +46,6 @@ class BargeInWords:
     transcript_ms: float
     continues: bool = False  # said as the user went on with their turn: the words join it
     detected: bool = True  # long enough to pause the reply (else: short, over its voice)
-    pcm: bytes = b""  # the audio the words are of (every utterance's, one after another)
 
 
 class BargeIns:
@@ -144,7 +143,7 @@ class BargeIns:
         acknowledgement: the companion speaks on."""
         self._words_pending = True
         texts: list[str] = []
-        queue, heard = [pcm], [pcm]
+        queue = [pcm]
         try:
             while queue:
                 try:
@@ -159,7 +158,6 @@ class BargeIns:
                 while self._more:
                     extra, ended = self._more.pop(0)
                     queue.append(extra)
-                    heard.append(extra)
                     speech_end = ended
         finally:
             self._words_pending = False
@@ -181,13 +179,4 @@ class BargeIns:
         continues, self._continues = self._continues, False
         self._standing = True
         transcript_ms = (time.perf_counter() - speech_end) * 1000
-        whole = b"".join(heard)
-        return BargeInWords(text, speech_end, transcript_ms, continues, self._detected, whole)
-
-    async def hear(self, pcm: bytes) -> str:
-        """The words of `pcm`, heard as carefully as a turn's ("" when none came)."""
-        try:
-            return (await self._transcribe(pcm, hurry=False)).strip()
-        except Exception as exc:
-            log.info("no words for the whole turn (%r)", exc)
-            return ""
+        return BargeInWords(text, speech_end, transcript_ms, continues, self._detected)

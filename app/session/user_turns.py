@@ -45,9 +45,6 @@ class RunExclusive(Protocol):
 # Speech that began this long after the companion's echo tail may still be its own voice
 # (a Bluetooth speaker's delay, a sound system's buffers): its words decide.
 OWN_VOICE_AFTER_S = 2.0
-# A turn the user went on with is transcribed again as a whole, and those words are
-# taken unless they say less than this share of what its parts said (a sentence dropped).
-WHOLE_AT_LEAST = 0.8
 Spawn = Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]]
 
 
@@ -65,7 +62,6 @@ class _Spoken:
     used_speculation: bool = False
     withdrawn: bool = False
     heard: asyncio.Event = field(default_factory=asyncio.Event)
-    pcm: bytes = b""  # its audio (a going-on's: all of it)
 
 
 class UserTurns:
@@ -185,7 +181,6 @@ class UserTurns:
         never races it."""
         shown = turn_id is not None
         spoken = _Spoken(self._turns.reserve_id() if turn_id is None else turn_id, shown)
-        spoken.pcm = event.pcm or b""
         try:
             result = await self._answer(
                 lambda scope: self._hear_and_answer(event, spoken, speculation, scope)
@@ -338,7 +333,7 @@ class UserTurns:
             self._barge.decide(resume=True)
             self._events.emit(HeardAside(self._turns.redact(words.text)))
             return
-        text, turn_id, pcm = words.text, self._turns.reserve_id(), words.pcm
+        text, turn_id = words.text, self._turns.reserve_id()
         details: dict[str, Any] = {"over_barge_in": True}
         going_on = self._spoken if words.continues else None
         if going_on is not None:
@@ -353,16 +348,9 @@ class UserTurns:
         ):
             self.continued += 1
             turn_id, text = going_on.turn_id, join_words(going_on.words, words.text)
-            pcm = going_on.pcm + words.pcm
-            # The turn heard as one: the recognizer hears each sentence with the others
-            # around it (alone, "I work as a pharmacist at ..." became "I work on the
-            # pharmacies"); unless it heard less of it than the parts did.
-            whole = await self._barge.hear(pcm) if going_on.pcm else ""
-            if units_of(whole) >= WHOLE_AT_LEAST * units_of(text):
-                text = whole
             details = {"continued": True}
             log.info("the user went on with turn %d: %r", turn_id, text)
-        spoken = _Spoken(turn_id, words=text, ran=True, pcm=pcm)
+        spoken = _Spoken(turn_id, words=text, ran=True)
         spoken.heard.set()  # its words are these
         # Settled only now: a reply paused for these words is stopped after it was
         # withdrawn, so that it never stores what was heard of it.
@@ -374,7 +362,7 @@ class UserTurns:
                 return await self._turns.from_transcript(
                     text,
                     words.speech_end,
-                    (time.perf_counter() - words.speech_end) * 1000,
+                    words.transcript_ms,
                     scope,
                     turn_id=turn_id,
                     endpointing=details,
@@ -395,11 +383,6 @@ def join_words(before: str, after: str) -> str:
     if _cjk(before[-1]) or _cjk(after[0]):
         return before + after
     return f"{before} {after}"
-
-
-def units_of(text: str) -> int:
-    """How much `text` says: its words, and each Han or kana character as one."""
-    return sum(sum(_cjk(c) for c in word) or 1 for word in text.split())
 
 
 def _cjk(char: str) -> bool:
