@@ -70,7 +70,6 @@ import re
 import statistics
 import subprocess
 import sys
-import threading
 import time
 import wave
 from collections import Counter
@@ -83,7 +82,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.bench_conversation import _messages  # noqa: E402
+from bench.bench_conversation import Recorder, _messages  # noqa: E402
 from tests.desktop import Desktop  # noqa: E402
 from tests.pulse import MONITOR, PulseServer  # noqa: E402
 
@@ -396,42 +395,6 @@ def words_lost(reference: str, heard: list[str], language: str) -> list[str]:
 
 
 # -- sound --------------------------------------------------------------------------------
-
-
-class Recorder:
-    """`parec` of one source into memory, read back by sample index."""
-
-    def __init__(self, pulse: PulseServer, device: str) -> None:
-        self._process = subprocess.Popen(
-            ["parec", f"--device={device}", "--format=s16le", f"--rate={RATE}",
-             "--channels=1", "--latency-msec=10", "--raw"],
-            env=pulse.env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        self._data = bytearray()
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        out = self._process.stdout
-        assert out is not None
-        while chunk := out.read1(3200):  # type: ignore[attr-defined]
-            with self._lock:
-                self._data += chunk
-
-    def length(self) -> int:
-        with self._lock:
-            return len(self._data) // 2
-
-    def segment(self, start: int, end: int | None = None) -> np.ndarray:
-        with self._lock:
-            stop = len(self._data) // 2 if end is None else min(end, len(self._data) // 2)
-            data = bytes(self._data[2 * max(0, start) : 2 * stop])
-        return np.frombuffer(data, dtype="<i2")
-
-    def stop(self) -> None:
-        self._process.kill()
-        self._process.wait(timeout=5)
 
 
 def frame_rms(samples: np.ndarray) -> np.ndarray:

@@ -48,7 +48,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.desktop import Desktop  # noqa: E402
-from tests.pulse import MONITOR  # noqa: E402
+from tests.pulse import MONITOR, PulseServer  # noqa: E402
 
 RATE = 16_000
 MIC = "mic"
@@ -123,11 +123,11 @@ class Recorder:
     """`parec` of one source into memory, with the monotonic time of its first sample
     (the earliest start the reads allow: a read comes at or after its samples)."""
 
-    def __init__(self, desk: Desktop, device: str) -> None:
+    def __init__(self, pulse: PulseServer, device: str) -> None:
         self._process = subprocess.Popen(
             ["parec", f"--device={device}", "--format=s16le", f"--rate={RATE}",
              "--channels=1", "--latency-msec=10", "--raw"],
-            env=desk.pulse.env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=pulse.env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         self._data = bytearray()
         self._lock = threading.Lock()
@@ -147,6 +147,17 @@ class Recorder:
     def samples(self) -> np.ndarray:
         with self._lock:
             data = bytes(self._data[: len(self._data) // 2 * 2])
+        return np.frombuffer(data, dtype="<i2")
+
+    def length(self) -> int:
+        with self._lock:
+            return len(self._data) // 2
+
+    def segment(self, start: int, end: int | None = None) -> np.ndarray:
+        """Samples `start` to `end` (the last one heard when None)."""
+        with self._lock:
+            stop = len(self._data) // 2 if end is None else min(end, len(self._data) // 2)
+            data = bytes(self._data[2 * max(0, start) : 2 * stop])
         return np.frombuffer(data, dtype="<i2")
 
     def time_of(self, index: int) -> float:
@@ -259,7 +270,7 @@ def run(args: argparse.Namespace, folder: Path) -> list[TurnFigures]:
             seed_history(desk, args.history)
         desk.pulse.pactl("load-module", "module-null-sink", f"sink_name={MIC}", f"rate={RATE}")
         desk.pulse.pactl("set-default-source", f"{MIC}.monitor")
-        mic, speaker = Recorder(desk, f"{MIC}.monitor"), Recorder(desk, MONITOR)
+        mic, speaker = Recorder(desk.pulse, f"{MIC}.monitor"), Recorder(desk.pulse, MONITOR)
         try:
             desk.launch(*(["-vv"] if args.debug else []))
             desk.wait_for_log(r"status line: (Listening|Ready)", MODEL_LOAD_S)

@@ -13,20 +13,13 @@ from app.audio.echo_path import EchoPath
 from app.audio.vad import SileroVad
 from app.audio.wav import read_wav_16k
 from tests.conftest import speak_to_wav
+from tests.test_echo import Clock
 
 VOICE = (
     "Hello! It is lovely to meet you. I hope your day went well, and that we can talk "
     "about everything you like for as long as you want to."
 )
 USER = "I work as a nurse at the city hospital."
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 @pytest.fixture(scope="module")
@@ -96,11 +89,7 @@ def test_with_an_echo_it_is_cancelled_and_an_echo_that_appears_is_cancelled_agai
     assert canceller.path.absent
     # Headphones taken off: within 2 s of voice, it cancels again.
     clock.t += 1
-    canceller.far_end(voice, 16_000)
-    mic = _room(voice, 0.05)
-    for i in range(0, 40_000, 480):
-        clock.t += 0.03
-        canceller.process(mic[i : i + 480].tobytes())
+    _play(canceller, clock, voice, _room(voice, 0.05)[:39_840])
     assert not canceller.path.absent
 
 
