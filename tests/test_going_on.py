@@ -26,6 +26,8 @@ from app.config import AudioSettings, Settings
 from app.events import HeardAside, ReplyWithdrawn, SessionEvent, TurnFinished, UserTranscript
 from app.llm import Role
 from app.session import VoiceSession, build_speech
+from app.session.barge_in import BargeIns, BargeInWords, Before
+from app.session.going_on import join_words, went_on_with
 from app.session.speaking import (
     CompanionStartedSpeaking,
     CompanionStoppedSpeaking,
@@ -36,7 +38,6 @@ from app.session.speaking import (
     UserSpeaking,
 )
 from app.session.strategies import FloorRules, HalfDuplex
-from app.session.user_turns import join_words
 from app.speech import SpeechClient, TranscriptionEvent
 from tests.conftest import speak_to_wav
 from tests.llm_servers import Reply, ScriptedChatServer
@@ -294,6 +295,79 @@ def test_words_said_after_a_pause_join_the_words_before() -> None:
     )
     assert join_words("今天天气真好，", "你喜欢出去玩吗？") == "今天天气真好，你喜欢出去玩吗？"
     assert join_words("", "Hi.") == "Hi." and join_words("Hi.", " ") == "Hi."
+
+
+def test_the_words_gone_on_with_are_those_after_the_first_parts() -> None:
+    assert went_on_with("Hello, I'm Priya.", "Hello, I'm Priya. I work as a nurse.") == (
+        "I work as a nurse."
+    )
+    # The first part heard differently in the whole: cut where its words end.
+    assert went_on_with(
+        "Welcome out yesterday.",
+        "What about yesterday? Yesterday was the 13th, right? Yes, that is correct.",
+    ) == ("Yesterday was the 13th, right? Yes, that is correct.")
+    assert went_on_with("今天天气真好，", "今天天气真好，你喜欢出去玩吗？") == "你喜欢出去玩吗？"
+    assert went_on_with("Hello, I'm Priya.", "Hello, I'm Priya. Okay.") == "Okay."
+    assert went_on_with("Hello, I'm Priya.", "Hello, I'm Priya.") == ""  # nothing more
+    assert went_on_with("Hello, I'm Priya.", "") == ""
+    assert went_on_with("", "Hi there.") == "Hi there."
+
+
+class _Heard:
+    """A recognizer by audio length: each second of speech is one known sentence."""
+
+    def __init__(self, sentences: dict[int, str]) -> None:
+        self.sentences = sentences
+        self.calls: list[int] = []
+
+    async def __call__(self, pcm: bytes, *, hurry: bool = False) -> str:
+        seconds = len(pcm) // (2 * RATE)
+        self.calls.append(seconds)
+        return self.sentences.get(seconds, "")
+
+
+async def _going_on_words(
+    heard: _Heard, said: str = "", first: str = "Hello, I'm Priya."
+) -> tuple[BargeInWords | None, BargeIns]:
+    """A going-on of 2 s after a turn of 1 s (`first`), heard by `heard`; `said`: what
+    the companion has said of its reply."""
+    signals = Signals()
+    barge = BargeIns(signals, heard, resume_timeout_s=1.0)
+    if said:
+        signals.emit(CompanionStoppedSpeaking(1, said, echo_until=0.0))
+    second = bytes(4 * RATE)
+    assert barge.utterance_ended(second, 0.0, continues=True) and barge.going_on
+    before = Before(bytes(2 * RATE), first)
+    return await barge.words(second, 0.0, before), barge
+
+
+async def test_a_going_on_is_heard_again_with_the_turn_as_a_whole() -> None:
+    heard = _Heard({1: "Hello, I'm Priya.", 3: "Hello, I'm Priya. I work as a nurse."})
+    words, _barge = await _going_on_words(heard)
+    assert words is not None and words.continues
+    assert words.whole == "Hello, I'm Priya. I work as a nurse."
+    assert words.text == "I work as a nurse."  # its own words, for the checks
+    assert heard.calls == [3]  # the whole only: the part alone is not heard as well
+    assert len(words.pcm) == 4 * RATE  # its audio: a going-on after it is heard with it
+
+
+async def test_a_whole_that_drops_the_going_on_hears_it_alone() -> None:
+    heard = _Heard({3: "Hello, I'm Priya.", 2: "I work as a nurse."})
+    words, _barge = await _going_on_words(heard)
+    assert words is not None and heard.calls == [3, 2]
+    assert words.whole == "Hello, I'm Priya. I work as a nurse."
+    assert words.text == "I work as a nurse."
+    nothing = _Heard({3: "Hello, I'm Priya."})  # a cough: no words either way
+    words, barge = await _going_on_words(nothing)
+    assert words is None and nothing.calls == [3, 2] and not barge.going_on
+
+
+async def test_the_companions_own_voice_in_the_whole_is_not_a_going_on() -> None:
+    said = "Nice to meet you, Priya! What do you do for a living?"
+    first = "Hello, I'm Priya, a nurse."  # (the whole is not mostly the companion's words)
+    heard = _Heard({3: f"{first} Nice to meet you, Priya! What do you do?"})
+    words, barge = await _going_on_words(heard, said, first)
+    assert words is None and barge.echoes == 1
 
 
 def test_a_withdrawn_turn_is_never_recorded_even_once_confirmed() -> None:

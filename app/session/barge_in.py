@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from app.own_words import is_own_words
+from app.session.going_on import join_words, went_on_with
 from app.session.speaking import (
     BargeInPaused,
     BargeInSettled,
@@ -46,6 +47,16 @@ class BargeInWords:
     transcript_ms: float
     continues: bool = False  # said as the user went on with their turn: the words join it
     detected: bool = True  # long enough to pause the reply (else: short, over its voice)
+    whole: str = ""  # the turn they went on with, heard again as a whole with these words
+    pcm: bytes = b""  # the audio of these words (every utterance's, one after another)
+
+
+@dataclass(frozen=True, slots=True)
+class Before:
+    """The turn the user is going on with: its audio and the words heard in it."""
+
+    pcm: bytes
+    words: str
 
 
 class BargeIns:
@@ -83,9 +94,7 @@ class BargeIns:
         this barge-in's number (for `watch`)."""
         self.count += 1
         self.last_at = time.perf_counter()
-        log.info(
-            "%s after %.0f ms of speech", "going on" if continues else "barge-in", speech_ms
-        )
+        log.info("%s after %.0f ms of speech", "going on" if continues else "barge-in", speech_ms)
         self._waiting = self.count
         self._continues = continues
         sink = self._view.sink
@@ -135,33 +144,30 @@ class BargeIns:
         self._words_pending = True  # now: the transcription starts later
         return True
 
-    async def words(self, pcm: bytes, speech_end: float) -> BargeInWords | None:
+    @property
+    def going_on(self) -> bool:
+        """The utterance being heard began as the user went on with their turn."""
+        return self._continues
+
+    async def words(
+        self, pcm: bytes, speech_end: float, before: Before | None = None
+    ) -> BargeInWords | None:
         """Transcribe the utterance that interrupted (and those that join it). Words:
         they are returned, and the caller settles the barge-in (`decide(resume=False)`)
         once it has done what must come first (a turn the words go on with is
         withdrawn before its reply can be stored as heard); none, or only an
-        acknowledgement: the companion speaks on."""
+        acknowledgement: the companion speaks on. `before`: the turn a going-on goes on
+        with, heard again as a whole with it (`BargeInWords.whole`)."""
         self._words_pending = True
-        texts: list[str] = []
-        queue = [pcm]
+        parts = [pcm]
+        whole = ""
         try:
-            while queue:
-                try:
-                    # A going-on's words are the turn's: heard as carefully as a turn.
-                    part = queue.pop(0)
-                    words = (await self._transcribe(part, hurry=not self._continues)).strip()
-                except Exception as exc:  # never left paused: no words means speak on
-                    log.info("the barge-in brought no words (%r)", exc)
-                    words = ""
-                if words:
-                    texts.append(words)
-                while self._more:
-                    extra, ended = self._more.pop(0)
-                    queue.append(extra)
-                    speech_end = ended
+            if before is not None and before.words and self._continues:
+                text, whole, speech_end = await self._hear_whole(before, parts, speech_end)
+            else:
+                text, speech_end = await self._hear_parts(list(parts), parts, speech_end)
         finally:
             self._words_pending = False
-        text = " ".join(texts)
         if text.strip() and is_own_words(text, self._view.said):
             # The canceller let the companion's own voice through: not the user.
             log.info("the barge-in was the companion's own voice (%r): speaking on", text)
@@ -179,4 +185,57 @@ class BargeIns:
         continues, self._continues = self._continues, False
         self._standing = True
         transcript_ms = (time.perf_counter() - speech_end) * 1000
-        return BargeInWords(text, speech_end, transcript_ms, continues, self._detected)
+        audio = b"".join(parts)
+        return BargeInWords(
+            text, speech_end, transcript_ms, continues, self._detected, whole, audio
+        )
+
+    async def _hear(self, pcm: bytes) -> str:
+        """The words of `pcm` ("" when none came); a going-on's as carefully as a turn's
+        (it is one), a barge-in's in a hurry (the voice is paused for them)."""
+        try:
+            return (await self._transcribe(pcm, hurry=not self._continues)).strip()
+        except Exception as exc:  # never left paused: no words means speak on
+            log.info("the barge-in brought no words (%r)", exc)
+            return ""
+
+    def _take_more(self, parts: list[bytes], speech_end: float) -> float:
+        """The utterances that ended meanwhile join these; the last one's end."""
+        while self._more:
+            extra, speech_end = self._more.pop(0)
+            parts.append(extra)
+        return speech_end
+
+    async def _hear_parts(
+        self, queue: list[bytes], parts: list[bytes], speech_end: float
+    ) -> tuple[str, float]:
+        """Each utterance's words, one after another (those that end meanwhile join
+        `queue`, and `parts`, which keeps them all)."""
+        texts: list[str] = []
+        while queue:
+            words = await self._hear(queue.pop(0))
+            if words:
+                texts.append(words)
+            more: list[bytes] = []
+            speech_end = self._take_more(more, speech_end)
+            queue += more
+            parts += more
+        return " ".join(texts), speech_end
+
+    async def _hear_whole(
+        self, before: Before, parts: list[bytes], speech_end: float
+    ) -> tuple[str, str, float]:
+        """A going-on heard as part of its turn: the whole turn transcribed (again, when
+        more joined meanwhile), and the words after those of `before` taken as the new
+        ones. When the whole brings no new words, the going-on alone is heard too (the
+        whole may have dropped a sentence): no words of the user's are lost for it."""
+        while True:
+            whole = await self._hear(before.pcm + b"".join(parts))
+            if not self._more:
+                break
+            speech_end = self._take_more(parts, speech_end)
+        text = went_on_with(before.words, whole)
+        if not text:
+            text = await self._hear(b"".join(parts))
+            whole = join_words(before.words, text) if text else ""
+        return text, whole, speech_end

@@ -17,7 +17,8 @@ from app.audio.format import BYTES_PER_SECOND
 from app.config import Settings
 from app.events import EventHub, HeardAside, Notice, Status, StatusChanged, UserTranscript
 from app.own_words import is_own_words
-from app.session.barge_in import BargeIns
+from app.session.barge_in import BargeIns, Before
+from app.session.going_on import join_words
 from app.session.interruption import Interruptions, Scope
 from app.session.listen_events import (
     ListeningNote,
@@ -62,6 +63,7 @@ class _Spoken:
     used_speculation: bool = False
     withdrawn: bool = False
     heard: asyncio.Event = field(default_factory=asyncio.Event)
+    pcm: bytes = b""  # its audio (heard again with what the user goes on with)
 
 
 class UserTurns:
@@ -181,6 +183,7 @@ class UserTurns:
         never races it."""
         shown = turn_id is not None
         spoken = _Spoken(self._turns.reserve_id() if turn_id is None else turn_id, shown)
+        spoken.pcm = event.pcm or b""
         try:
             result = await self._answer(
                 lambda scope: self._hear_and_answer(event, spoken, speculation, scope)
@@ -242,6 +245,7 @@ class UserTurns:
             if speculation is not None:
                 speculation.discard()
             spoken.ran = True
+            spoken.heard.set()  # its words are heard within the turn: none to go on with
             result = await self._turns.from_pcm(pcm, speech_end, scope, turn_id=turn_id)
             result.endpointing.update(details, heard_while_speaking=False)
             return result
@@ -319,11 +323,21 @@ class UserTurns:
         for told in list(self._result_watchers):
             told(result)
 
+    async def _going_on_with(self) -> Before | None:
+        """The turn the user is going on with, once its words are in (the going-on is
+        heard again with it, as a whole); None when it is not a going-on, or the turn
+        had no words."""
+        spoken = self._spoken if self._barge.going_on else None
+        if spoken is None or not spoken.pcm:
+            return None
+        await spoken.heard.wait()
+        return Before(spoken.pcm, spoken.words) if spoken.words else None
+
     async def _barge_in_turn(self, pcm: bytes, speech_end: float) -> None:
         """The words said over a reply: with words, they are the next turn; when the
         user was going on with the turn being answered, its reply is withdrawn (nothing
         of it stored) and the words join it, answered as one turn."""
-        words = await self._barge.words(pcm, speech_end)
+        words = await self._barge.words(pcm, speech_end, await self._going_on_with())
         if words is None:
             return
         if not words.detected and not words.continues:
@@ -333,7 +347,7 @@ class UserTurns:
             self._barge.decide(resume=True)
             self._events.emit(HeardAside(self._turns.redact(words.text)))
             return
-        text, turn_id = words.text, self._turns.reserve_id()
+        text, turn_id, pcm = words.text, self._turns.reserve_id(), words.pcm
         details: dict[str, Any] = {"over_barge_in": True}
         going_on = self._spoken if words.continues else None
         if going_on is not None:
@@ -347,10 +361,11 @@ class UserTurns:
             and (not going_on.ran or self._turns.withdraw(going_on.turn_id))
         ):
             self.continued += 1
-            turn_id, text = going_on.turn_id, join_words(going_on.words, words.text)
+            turn_id, text = going_on.turn_id, words.whole or join_words(going_on.words, words.text)
+            pcm = going_on.pcm + pcm  # (a going-on after this one is heard with all of it)
             details = {"continued": True}
             log.info("the user went on with turn %d: %r", turn_id, text)
-        spoken = _Spoken(turn_id, words=text, ran=True)
+        spoken = _Spoken(turn_id, words=text, ran=True, pcm=pcm)
         spoken.heard.set()  # its words are these
         # Settled only now: a reply paused for these words is stopped after it was
         # withdrawn, so that it never stores what was heard of it.
@@ -372,22 +387,3 @@ class UserTurns:
                     self._spoken = None
 
         self._report(await self._answer(answer))
-
-
-def join_words(before: str, after: str) -> str:
-    """What the user said before a pause and what they went on with, as one text
-    (Chinese and Japanese run on without a space)."""
-    before, after = before.strip(), after.strip()
-    if not before or not after:
-        return before or after
-    if _cjk(before[-1]) or _cjk(after[0]):
-        return before + after
-    return f"{before} {after}"
-
-
-def _cjk(char: str) -> bool:
-    """Han, kana, and CJK and full-width punctuation."""
-    return any(low <= char <= high for low, high in _CJK_RANGES)
-
-
-_CJK_RANGES = (("\u3000", "\u30ff"), ("\u3400", "\u9fff"), ("\uff00", "\uffef"))
