@@ -155,6 +155,9 @@ def _visible_streams() -> Iterator[None]:
 
 def main(argv: list[str] | None = None) -> int:
     _guard_streams()
+    from app.ending import end_like_ctrl_c
+
+    end_like_ctrl_c()  # a logout or `kill` ends it as Ctrl+C does: nothing said is lost
     from app.audio.native_messages import routed_to_log
 
     # ALSA's and JACK's chatter goes to the log, not the terminal
@@ -170,8 +173,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from app.config import private_profile
     from app.logs import setup_logging
 
+    private_profile()  # history, memories, captures and logs: the user's alone (0700)
     redactor = Redactor()  # the configured keys join it once the settings are read
     level = [logging.WARNING, logging.INFO, logging.DEBUG][min(args.verbose, 2)]
     setup_logging(level, redactor=redactor)

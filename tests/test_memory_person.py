@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.llm import Msg
 from app.memory import LongTermMemory, MemoryDraft, MemoryStore
 from app.memory.extraction import parse_reply, statements
-from app.memory.heard import SPOKEN_OVER, users_part
+from app.memory.heard import SPOKEN_OVER, users_earlier_words, users_part
 from app.memory.person import as_stored, in_my_words, to_the_user
 from app.memory.recall import render_note
 from app.memory.store import TurnRecord
@@ -335,3 +336,31 @@ async def test_nothing_the_model_reads_calls_the_one_it_talks_with_the_user(
             assert not any(m in message.text.lower() for m in THIRD_PERSON), message.text
     read = " ".join(m.text for m in script.turns[0].messages)
     assert '"I just adopted a kitten called Pepper."' in read
+
+
+class _Counted(list[Msg]):
+    """A history that counts the messages read from it."""
+
+    reads = 0
+
+    def __getitem__(self, index: Any) -> Any:
+        self.reads += len(range(*index.indices(len(self)))) if isinstance(index, slice) else 1
+        return super().__getitem__(index)
+
+
+def _conversation(turns: int) -> _Counted:
+    history = _Counted()
+    for n in range(turns):
+        history += [Msg.user(f"My note number {n}."), Msg.assistant(f"Noted, {n}.")]
+    return history
+
+
+def test_the_words_read_with_a_turn_do_not_grow_with_the_conversation() -> None:
+    short, long = _conversation(10), _conversation(5_000)
+    for history in (short, long):
+        history.append(Msg.user("My sister is called Ingrid."))
+    assert users_earlier_words(short, len(short) - 1, 3) == [
+        "My note number 7.", "My note number 8.", "My note number 9."
+    ]
+    assert users_earlier_words(long, len(long) - 1, 3)[-1] == "My note number 4999."
+    assert long.reads == short.reads  # what a turn costs is its own, at any length

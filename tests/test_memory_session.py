@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from app.config import Settings, data_dir
 from app.events import EventHub, MemoryChanged, Notice, SessionEvent, TurnFinished
 from app.llm import LLMRequest, Role
 from app.memory import MEMORY_FILE, MemoryDraft
+from app.memory.store import MemoryStore
 from app.session import VoiceSession
 from tests.memory_models import NOTHING, MemoryScript, last_user, memory_note
 
@@ -417,6 +419,31 @@ async def test_turns_not_looked_at_before_closing_are_looked_at_after_the_next_s
     finally:
         await later.aclose()
     assert texts(later) == ["The user's cat is called Luna."]
+
+
+async def test_a_fact_that_meets_another_programs_lock_is_still_stored() -> None:
+    script = MemoryScript(extractions=[note("The user's cat is called Luna.")])
+    session, _ = make(script)
+    memory = session.memory
+    assert memory is not None and memory.store.path is not None
+    memory.store.busy_timeout_s = 0.2  # the lock is met at once, not after 2 s
+    memory.store.close()
+    memory.store.open()
+    other = sqlite3.connect(memory.store.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # a backup tool writing, say
+    try:
+        await session.send_text("My cat is called Luna.")
+        await settled(session)  # looked at; its write met the lock
+        assert texts(session) == []
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    await session.aclose()  # the lock is gone: the fact is stored before the app ends
+    store = MemoryStore(memory.store.path)
+    assert [item.text for item in store.all(memory.character)] == [
+        "The user's cat is called Luna."
+    ]
+    store.close()
 
 
 async def test_a_damaged_memory_file_is_moved_aside_and_the_session_goes_on() -> None:

@@ -195,8 +195,9 @@ def test_a_database_with_damaged_pages_is_moved_aside(tmp_path: Path) -> None:
     again.close()
 
 
-def test_a_file_another_program_keeps_locked_is_moved_aside(tmp_path: Path) -> None:
-    path = tmp_path / "memory.sqlite3"
+def _hold_locked(path: Path, seconds: float) -> subprocess.Popen[str]:
+    """Another program (a backup tool, a second copy) holding `path` with an exclusive
+    lock for `seconds`, once it printed "locked"."""
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -205,28 +206,66 @@ def test_a_file_another_program_keeps_locked_is_moved_aside(tmp_path: Path) -> N
                 f"""
                 import sqlite3, sys, time
                 conn = sqlite3.connect({str(path)!r}, isolation_level=None)
-                conn.execute("CREATE TABLE other (x)")
+                conn.execute("PRAGMA journal_mode = DELETE")
                 conn.execute("BEGIN EXCLUSIVE")
-                conn.execute("INSERT INTO other VALUES (1)")
+                conn.execute("CREATE TABLE IF NOT EXISTS other (x)")
                 print("locked", flush=True)
-                time.sleep(60)
+                time.sleep({seconds})
+                conn.execute("COMMIT")
                 """
             ),
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def _one_memory(path: Path) -> None:
+    store = MemoryStore(path)
+    store.add("Mika", MemoryDraft("The user likes tea."))
+    store.close()
+
+
+def test_a_file_another_program_keeps_locked_is_waited_for_never_moved(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite3"
+    _one_memory(path)
+    holder = _hold_locked(path, 3.0)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         store = MemoryStore(path, busy_timeout_s=0.2)
-        store.add("Mika", MemoryDraft("The user likes tea."))
-        [notice] = store.drain_notices()
-        assert "locked" in notice and "moved aside" in notice
-        assert store.count("Mika") == 1 and not store.in_ram
+        assert store.count("Mika") == 1 and not store.in_ram  # opened once it was let go
+        assert store.drain_notices() == [] and _moved_aside(path) == []
+        store.add("Mika", MemoryDraft("The user has a cat."))
+        assert store.count("Mika") == 2
         store.close()
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_lock_that_is_never_let_go_leaves_the_file_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import app.memory.database as database
+
+    monkeypatch.setattr(database, "OPEN_WAIT_S", 0.5)
+    path = tmp_path / "memory.sqlite3"
+    _one_memory(path)
+    holder = _hold_locked(path, 60.0)
+    try:
+        store = MemoryStore(path, busy_timeout_s=0.2)
+        store.add("Mika", MemoryDraft("The user has a cat."))
+        [notice] = store.drain_notices()
+        assert "in use by another program" in notice and "left as it is" in notice
+        assert store.in_ram and _moved_aside(path) == []
+        store.close()
+    finally:
+        holder.kill()
+        holder.wait()
+    again = MemoryStore(path)
+    assert [m.text for m in again.all("Mika")] == ["The user likes tea."]  # all still there
+    again.close()
 
 
 def test_a_write_while_another_program_writes_is_refused_whole_then_works(

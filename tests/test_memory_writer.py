@@ -118,3 +118,13 @@ async def test_a_read_ahead_due_while_an_extraction_waits_for_quiet_goes_first()
     await until(lambda: log.order == ["ahead"], "read ahead at once")
     assert writer.pending == 1
     await writer.aclose(wait_s=0.0)
+
+
+async def test_no_turn_is_dropped_however_many_wait() -> None:
+    log = Log()
+    writer: MemoryWriter[str] = MemoryWriter(log.job, yields_to_turns=True, idle_s=60.0)
+    for n in range(250):  # 250 facts told back to back, none looked at yet
+        writer.submit(f"turn {n}")
+    assert writer.pending == 250
+    left = await writer.aclose(wait_s=0.0)
+    assert left == [f"turn {n}" for n in range(250)]  # all kept for the next start

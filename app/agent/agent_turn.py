@@ -34,6 +34,7 @@ from app.agent.model_call import CallOutcome, ModelCallStream
 from app.agent.outputs import SentenceBreak, ThinkingDelta, ToolStatus
 from app.agent.reply_guard import ReplyCut, ReplyGuard, fallback_reply, has_words, nudged
 from app.agent.streams import OutcomeStream
+from app.agent.tool_budget import ToolBudget
 from app.llm import Msg, Role, TextBlock, ToolChoice, ToolUseBlock, is_context_overflow
 from app.llm.transform import NO_RESULT
 
@@ -119,6 +120,7 @@ class AgentTurn(OutcomeStream[TurnItem]):
         self._parts: list[str] = []  # the answer's words of the calls that completed
         self._note = ""  # the long-term memory's note for this turn
         self._tool_rounds = 0
+        self._budget = ToolBudget(core.max_tool_calls_per_round, core.max_tool_calls)
         self._interrupted = False
         self._error: str | None = None
         self._cause: BaseException | None = None
@@ -160,11 +162,11 @@ class AgentTurn(OutcomeStream[TurnItem]):
             if calls and core.tools is not None and not core.offered_tools():
                 turn.append(Msg(role=Role.ASSISTANT, content=list(calls)))
                 self._pending = calls
-                for tool_call in calls:
-                    yield ToolStatus(tool_call.name, f"[🔧 {tool_call.name}]")
+                for status in self._statuses(calls := self._budget.take(calls)):
+                    yield status
                 turn.extend(await self._run_tools(calls, user.text))
             while True:
-                final_round = self._tool_rounds >= core.max_tool_rounds
+                final_round = self._tool_rounds >= core.max_tool_rounds or self._budget.spent
                 answer = self._answer(final_round, nudge=asked_again)
                 async with contextlib.aclosing(answer):  # closed early, the model stops
                     async for token in answer:
@@ -199,8 +201,8 @@ class AgentTurn(OutcomeStream[TurnItem]):
                     break
                 turn.append(reply)
                 self._pending = calls
-                for tool_call in calls:
-                    yield ToolStatus(tool_call.name, f"[🔧 {tool_call.name}]")
+                for status in self._statuses(calls := self._budget.take(calls)):
+                    yield status
                 if self._commit is not None:
                     await self._commit.confirmed()  # a tool's effects cannot be taken back
                 turn.extend(await self._run_tools(calls, user.text))
@@ -253,6 +255,15 @@ class AgentTurn(OutcomeStream[TurnItem]):
                 shrink = True
                 continue
             return
+
+    def _statuses(self, calls: list[ToolUseBlock]) -> list[ToolStatus]:
+        """What the user sees of a round's calls: each one run; those not run are
+        counted in the log (the model reads why in their results)."""
+        refused = [call.name for call in calls if call.refused is not None]
+        if refused:
+            log.info("%d tool calls not run (cut off, or over the limits): %s",
+                     len(refused), ", ".join(refused[:8]))
+        return [ToolStatus(c.name, f"[🔧 {c.name}]") for c in calls if c.refused is None]
 
     async def _run_tools(self, calls: list[ToolUseBlock], question: str) -> list[Msg]:
         results = await self.core.run_tools(

@@ -177,6 +177,7 @@ def build_tools(
                     },
                     timeout_s=spec.timeout_s,
                     accepts_options=spec.accepts_options,
+                    env=spec.env,
                 )
             )
         except ValueError as exc:
@@ -246,6 +247,8 @@ def build_agent(
         temperature=settings.chat.temperature,
         max_tokens=settings.chat.max_tokens,
         max_tool_rounds=settings.agent.max_tool_rounds,
+        max_tool_calls_per_round=settings.agent.max_tool_calls_per_round,
+        max_tool_calls=settings.agent.max_tool_calls,
         enable_tool=tools_on,
         chat_supports_vision=sees_images,
         require_detailed=settings.agent.require_detailed,

@@ -115,6 +115,8 @@ class AgentCore:
     temperature: float | None = None
     max_tokens: int | None = None
     max_tool_rounds: int = 6
+    max_tool_calls_per_round: int = 4  # calls of one reply run; the rest refused
+    max_tool_calls: int = 12  # calls run in one turn; then the model must answer
     enable_tool: bool = False
     chat_supports_vision: bool = False
     require_detailed: bool = False

@@ -12,7 +12,6 @@ import base64
 import contextlib
 import json
 import logging
-import os
 import re
 import shutil
 from collections.abc import Mapping, Sequence
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from app.agent.child_env import child_environment
 from app.agent.tools import Tool, ToolContext, ToolError, ToolRegistry, _json_text
 from app.media import import_image_async
 
@@ -62,7 +62,7 @@ class McpServer:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env={**os.environ, **self.env},
+                env=child_environment(self.env),  # never the app's keys
                 cwd=self.cwd,
                 limit=32 * 1024 * 1024,  # one line carries a whole base64 image
             )

@@ -33,6 +33,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic import ValidationError as ArgumentsError
 
+from app.agent.child_env import child_environment
 from app.agent.command_args import PLACEHOLDER, fill_command
 from app.llm import ImageBlock, TextBlock, ToolResultBlock, ToolSpec, ToolUseBlock
 from app.text_input import readable
@@ -204,6 +205,8 @@ class ToolRegistry:
                 tool_use_id=call.id, name=call.name, is_error=True, content=readable(message)
             )
 
+        if call.refused is not None:  # cut off, not JSON, or over a limit: never run
+            return error(call.refused)
         tool = self._tools.get(call.name)
         if tool is None:
             known = ", ".join(self._tools) or "none"
@@ -425,12 +428,14 @@ def command_tool(
     parameters: Mapping[str, Mapping[str, Any]] | None = None,
     timeout_s: float = 30.0,
     accepts_options: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> Tool:
     """A user tool that runs a program: `{param}` in an argument is replaced by the
     model's value for that parameter. No shell is involved, so a value can never
     become a second command; a value starting with "-" is refused unless it comes
     after `--` or `accepts_options` (`app.agent.command_args`). Its standard output
-    is the result; a non-zero exit is an error with its standard error.
+    is the result; a non-zero exit is an error with its standard error. It runs with
+    `child_environment(env)`: never the app's keys.
 
     `parameters` maps a name to `{type: string|integer|number|boolean, description,
     required (default true), default}`.
@@ -463,7 +468,11 @@ def command_tool(
         exe = shutil.which(final[0]) or final[0]
         try:
             proc = await asyncio.create_subprocess_exec(
-                exe, *final[1:], stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+                exe,
+                *final[1:],
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=child_environment(env),  # never the app's keys
             )
         except OSError as exc:
             raise ToolError(f"Could not start {final[0]}: {exc}") from exc

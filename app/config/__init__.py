@@ -18,7 +18,15 @@ from app.config.loading import (
     load_settings,
     masked_dump,
 )
-from app.config.locations import APP_NAME, CONFIG_ENV, DATA_DIR_ENV, config_path, data_dir
+from app.config.locations import (
+    APP_NAME,
+    CONFIG_ENV,
+    DATA_DIR_ENV,
+    config_path,
+    data_dir,
+    private_folder,
+    private_profile,
+)
 from app.config.models import (
     ENV_NESTING,
     ENV_PREFIX,
@@ -86,6 +94,8 @@ __all__ = [
     "keep_fields_set",
     "load_settings",
     "masked_dump",
+    "private_folder",
+    "private_profile",
     "resolve_secrets",
     "save_settings",
     "secret_fields",

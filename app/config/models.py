@@ -152,6 +152,20 @@ class AgentSettings(BaseModel):
         description="How many times in a row the model may use tools before it must "
         "answer you, from 0 to 50.",
     )
+    max_tool_calls_per_round: int = Field(
+        4,
+        ge=1,
+        le=50,
+        description="How many tools the model may use at once, from 1 to 50; calls "
+        "beyond that are not run, and the model is told so.",
+    )
+    max_tool_calls: int = Field(
+        12,
+        ge=1,
+        le=200,
+        description="How many tools the model may use while it answers one message, "
+        "from 1 to 200; then it must answer with what it has.",
+    )
     tool_timeout_s: float = Field(
         30.0,
         gt=0,

@@ -57,6 +57,11 @@ class UserToolSettings(BaseModel):
         description="Let the model's values start with '-', so they can be options of "
         "the program; off, such a value is refused unless it comes after -- in the command.",
     )
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Environment variables for the program, by name (it gets only "
+        "these and the basics such as PATH and HOME, never your keys).",
+    )
 
 
 class McpServerSettings(BaseModel):
@@ -70,7 +75,8 @@ class McpServerSettings(BaseModel):
     )
     env: dict[str, str] = Field(
         default_factory=dict,
-        description="Extra environment variables for the server, by name.",
+        description="Environment variables for the server, by name (it gets only "
+        "these and the basics such as PATH and HOME, never your keys).",
     )
     cwd: Path | None = Field(
         None,

@@ -69,12 +69,15 @@ class ImageBlock(_Block):
 
 
 class ToolUseBlock(_Block):
-    """A call the model asked for. `id` pairs it with its `ToolResultBlock`."""
+    """A call the model asked for. `id` pairs it with its `ToolResultBlock`. `refused`
+    says why it is not run (its arguments were cut off or are not a JSON object, or it
+    is over the turn's limits): it is answered with that as an error result."""
 
     kind: Literal["tool_use"] = "tool_use"
     id: str = Field(default_factory=lambda: f"call_{uuid.uuid4().hex[:24]}")
     name: str
     input: dict[str, Any] = Field(default_factory=dict)
+    refused: str | None = None
 
 
 class ToolResultBlock(_Block):

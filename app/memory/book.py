@@ -14,6 +14,7 @@ which is the configured chat model's.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -25,7 +26,7 @@ from typing import Any
 
 from app.config import MemorySettings
 from app.events import Notice
-from app.llm import Msg, Role
+from app.llm import Msg
 from app.memory.changes import ChangeLog, Listener
 from app.memory.commands import MemoryCommand, about_user, parse_command, said_in_chinese
 from app.memory.exchange import read_file, write_file
@@ -37,7 +38,7 @@ from app.memory.extraction import (
     parse_reply,
     stem,
 )
-from app.memory.heard import own_recent_words, users_part
+from app.memory.heard import own_recent_words, users_earlier_words, users_part
 from app.memory.person import as_stored, in_my_words, mentions_user, to_the_user
 from app.memory.recall import Recall, render_note
 from app.memory.store import MemoryDraft, MemoryItem, MemoryStore, MemoryStoreError
@@ -62,17 +63,6 @@ FORGOTTEN_HERE = (
 # After what a command did, when the user gave it in Chinese: the lines above are in
 # English, and the embedded model answered a spoken "别忘了我的猫叫小白" in English.
 ANSWER_IN_CHINESE = "I spoke Chinese: answer me in Chinese (简体中文)."
-
-
-def _user_texts(history: Sequence[Msg], start: int) -> list[str]:
-    """The user's own messages before `start`, newest last (without the companion's
-    words heard back as theirs)."""
-    texts = [
-        users_part(m.text, own_recent_words(history, i))
-        for i, m in enumerate(history[:start])
-        if m.role == Role.USER and not m.tool_results and m.text
-    ]
-    return [text for text in texts if text.strip()][-CONTEXT_MESSAGES:]
 
 
 class LongTermMemory:
@@ -218,7 +208,8 @@ class LongTermMemory:
             log.info("memory: turn %d was the companion's own voice heard back; skipped", start)
             self.writer.submit(TurnRecord(conversation, start, ""))  # counts recalls only
             return
-        record = TurnRecord(conversation, start, said, tuple(_user_texts(history, start)))
+        earlier = users_earlier_words(history, start, CONTEXT_MESSAGES)
+        record = TurnRecord(conversation, start, said, tuple(earlier))
         self.writer.submit(record)
 
     def read_ahead(self, work: Callable[[str], Awaitable[None]]) -> None:
@@ -238,13 +229,24 @@ class LongTermMemory:
 
     async def aclose(self, wait_s: float = CLOSE_WAIT_S) -> None:
         """Look at the queued turns for at most `wait_s`; the rest are kept in the file
-        and looked at after the next start."""
-        left = await self.writer.aclose(wait_s)
-        self._flush_recalled()
+        and looked at after the next start (also when a signal stops the wait)."""
         try:
-            self.store.save_pending(self._character, [r for r in left if r.said.strip()])
+            left = await self.writer.aclose(wait_s)
+        except asyncio.CancelledError:
+            self._keep(self.writer.take_left())
+            raise
+        self._keep(left)
+
+    def _keep(self, left: list[TurnRecord]) -> None:
+        """Store what can be, keep the turns not looked at (and those whose facts met a
+        lock) for after the next start, close."""
+        self._flush_recalled()
+        self._retry_unsaved()
+        keep = [r for r in (*(rec for rec, _ in self._unsaved), *left) if r.said.strip()]
+        try:
+            self.store.save_pending(self._character, keep)
         except MemoryStoreError as exc:
-            log.warning("%d turn(s) not looked at for memories are lost: %s", len(left), exc)
+            log.warning("%d turn(s) not looked at for memories are lost: %s", len(keep), exc)
         self.store.close()
 
     # ----- commands ----------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Opening the memory's SQLite file: WAL mode, checked, migrated; or, when it cannot be
-used, moved aside for a fresh one (damaged, not a database, locked by another program),
-or the memories kept in RAM (no room, no permission, a newer Companion's file). Each
-such decision is told in words through `notices`."""
+used, moved aside for a fresh one (damaged or not a database: only a failed check counts
+as damage), or the memories kept in RAM (no room, no permission, a newer Companion's
+file, another program holding it locked past `OPEN_WAIT_S`: a backup tool or a second
+copy of the app; the file is left as it is). Each such decision is told in words
+through `notices`."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from app.memory.schema import SCHEMA_VERSION, NewerSchema, migrate, schema_versi
 
 log = logging.getLogger(__name__)
 
+OPEN_WAIT_S = 30.0  # a lock at start is waited for this long (opening is off the turn's path)
+
 
 def connect(
     path: Path | None, busy_timeout_s: float, notices: list[str]
@@ -25,7 +29,9 @@ def connect(
         return _ram(), True
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return _file(path, busy_timeout_s), False
+        conn = _file(path, max(busy_timeout_s, OPEN_WAIT_S))
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        return conn, False
     except NewerSchema as exc:
         notices.append(
             f"The memory file {path} was written by a newer Companion ({exc}); it is "
@@ -33,7 +39,13 @@ def connect(
         )
     except (sqlite3.DatabaseError, OSError) as exc:
         why = _unusable(exc)
-        if why is None:
+        if _locked(exc):
+            notices.append(
+                f"The memory file {path} is in use by another program (it kept it locked "
+                f"for {OPEN_WAIT_S:g} seconds): it is left as it is, and memories are kept "
+                "only until Companion closes. Close that program and start Companion again."
+            )
+        elif why is None:
             full = _is_full(exc, path.parent)
             notices.append(
                 f"The memory file {path} cannot be used "
@@ -104,7 +116,7 @@ def describe(exc: BaseException, folder: Path | None = None) -> str:
     text = str(exc)
     if _is_full(exc, folder):
         return "the disk is full; free some space and the memories after that are saved again"
-    if "locked" in text or "busy" in text:
+    if _locked(exc):
         return "the memory file is in use by another program; close it and try again"
     if "readonly" in text or "read-only" in text:
         return "the memory file cannot be written (it is read-only)"
@@ -126,15 +138,19 @@ def _is_full(exc: BaseException, folder: Path | None = None) -> bool:
         return False
 
 
+def _locked(exc: BaseException) -> bool:
+    """Another program holds the file (waited for; never damage)."""
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
 def _unusable(exc: BaseException) -> str | None:
-    """Why a file cannot be used at all (damaged, not a database, locked), or None."""
+    """Why a file cannot be used at all (damaged, not a database), or None."""
     text = str(exc).lower()
     for sign, why in (
         ("not a database", "it is not a database"),
         ("malformed", "it is damaged"),
         ("corrupt", "it is damaged"),
-        ("locked", "another program keeps it locked"),
-        ("busy", "another program keeps it locked"),
         ("unsupported file format", "it is damaged"),
     ):
         if sign in text:

@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 
 IDLE_S = 1.5  # quiet needed after a turn or speech before a side request starts
 CLOSE_WAIT_S = 8.0  # closing waits this long for queued turns; the rest wait in the file
-MAX_QUEUED = 20  # turns waiting; the oldest go first when more come
 
 Job = TypeVar("Job")
 
@@ -50,7 +49,7 @@ class MemoryWriter(Generic[Job]):
         self.yields_to_turns = yields_to_turns
         self.idle_s = idle_s
         self._clock = clock
-        self._queue: collections.deque[Job] = collections.deque(maxlen=MAX_QUEUED)
+        self._queue: collections.deque[Job] = collections.deque()  # never drops a turn
         self._holds = 0
         self._last_activity = clock()
         self._changed: asyncio.Event | None = None
@@ -219,6 +218,10 @@ class MemoryWriter(Generic[Job]):
                     worker.cancel()
                     with contextlib.suppress(BaseException):
                         await worker
+        return self.take_left()
+
+    def take_left(self) -> list[Job]:
+        """The jobs not done (the one stopped midway first); the queue is empty after."""
         left = list(self._queue)
         self._queue.clear()
         return left

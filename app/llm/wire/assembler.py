@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import jiter
 
-from app.llm.errors import ModelResponseFailed, ProviderError
+from app.llm.errors import ProviderError
 from app.llm.events import BlockInfo, BlockKind, EventEmitter, ModelStreamEvent
 from app.llm.messages import ContentBlock, TextBlock, ThinkingBlock, ToolUseBlock
 from app.llm.response import FinishReason, LLMResponse, Usage
@@ -135,19 +135,19 @@ class StreamAssembler:
                 try:
                     value = jiter.from_json(raw.encode())
                 except ValueError:
-                    try:
-                        value = jiter.from_json(raw.encode(), partial_mode="trailing-strings")
-                    except ValueError:
-                        value = None
+                    value = None  # cut off (a length limit) or not JSON: never guessed at
+            name = info.tool_name or ""
+            refused = None
             if not isinstance(value, dict):
-                raise ModelResponseFailed(
-                    f"The model sent arguments for the tool {info.tool_name!r} that are not "
-                    f"a JSON object: {raw[:200]!r}",
-                    provider=self.emitter.scope.provider,
+                refused = (
+                    f"This call to {name} was not run: its arguments were cut off or are "
+                    f"not a JSON object ({_clipped(raw)}). Call it again with complete "
+                    "arguments, or answer without it."
                 )
+                value = {}
             info.input = value
             content = ToolUseBlock(
-                id=info.tool_call_id or "", name=info.tool_name or "", input=value
+                id=info.tool_call_id or "", name=name, input=value, refused=refused
             )
         if self._open is block:
             self._open = None
@@ -155,7 +155,7 @@ class StreamAssembler:
         out.append(self.emitter.block_completed(info, content))
 
     def close_blocks(self, out: list[ModelStreamEvent]) -> None:
-        """Close every open block; raises `ModelResponseFailed` for broken tool arguments."""
+        """Close every open block (a tool call with broken arguments is marked, not run)."""
         for block, content in self._blocks:
             if content is None:
                 self._close(out, block)
@@ -171,11 +171,7 @@ class StreamAssembler:
         metadata: dict[str, Any] | None = None,
     ) -> None:
         """Close the blocks and end the stream with `response.completed`."""
-        try:
-            self.close_blocks(out)
-        except ProviderError as exc:
-            self.fail(out, exc)
-            return
+        self.close_blocks(out)
         content = [c for _, c in self._blocks if c is not None]
         thinking = [c.text for c in content if isinstance(c, ThinkingBlock) and c.text]
         response = LLMResponse(
@@ -197,3 +193,8 @@ class StreamAssembler:
     def cancel(self, out: list[ModelStreamEvent], error: ProviderError | None = None) -> None:
         if not self.emitter.terminated:
             out.append(self.emitter.cancelled(error))
+
+
+def _clipped(raw: str, limit: int = 80) -> str:
+    """The start of a call's raw arguments, for the model to see what it sent."""
+    return repr(raw[:limit] + "…") if len(raw) > limit else repr(raw)
