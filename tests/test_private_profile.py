@@ -51,10 +51,10 @@ def test_a_private_folder_is_made_so_and_an_open_one_is_closed(tmp_path: Path) -
 def test_the_settings_file_is_readable_by_the_user_only(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     settings = Settings()
-    settings.persona.name = "Mika"
+    settings.persona.name = "Juniper"
     save_settings(settings, path)
     assert _mode(path) == 0o600
-    assert 'name = "Mika"' in path.read_text()
+    assert 'name = "Juniper"' in path.read_text()
     assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]  # no temporary left
 
 
