@@ -46,6 +46,7 @@ def note_tool(folder: Path) -> dict[str, Any]:
 
 async def _turn(replies: list[Reply], folder: Path, **agent: Any) -> list[dict[str, Any]]:
     """One typed turn; the requests the server got."""
+    folder.mkdir(exist_ok=True)
     with ScriptedChatServer(replies) as server:
         session, _ = make_session(server, tools={"note": note_tool(folder)}, **agent)
         try:
@@ -61,6 +62,7 @@ def _results(request: dict[str, Any]) -> list[str]:
 
 
 async def test_forty_calls_in_a_reply_run_four_and_the_rest_are_told_why(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "notes"  # the tool's notes, apart from the profile
     forty = calls_reply([json.dumps({"name": f"n{i}"}) for i in range(40)])
     requests = await _turn([forty, Reply.text_stream(["Noted four."])], tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["n0", "n1", "n2", "n3"]
@@ -70,10 +72,11 @@ async def test_forty_calls_in_a_reply_run_four_and_the_rest_are_told_why(tmp_pat
 
 
 async def test_a_turn_runs_at_most_its_limit_then_must_answer(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "notes"  # the tool's notes, apart from the profile
     def round_of(number: int) -> Reply:
         return calls_reply([json.dumps({"name": f"r{number}c{i}"}) for i in range(40)])
 
-    replies = [round_of(n) for n in range(5)] + [Reply.text_stream(["Done."])]
+    replies = [round_of(n) for n in range(3)] + [Reply.text_stream(["Done."])]
     requests = await _turn(replies, tmp_path, max_tool_calls=10, max_tool_rounds=20)
     ran = sorted(p.name for p in tmp_path.iterdir())
     assert len(ran) == 10 and ran[:4] == ["r0c0", "r0c1", "r0c2", "r0c3"]
@@ -83,6 +86,7 @@ async def test_a_turn_runs_at_most_its_limit_then_must_answer(tmp_path: Path) ->
 
 
 async def test_a_call_cut_off_by_the_length_limit_never_runs(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "notes"  # the tool's notes, apart from the profile
     cut = calls_reply(['{"name": "secret-notes.txt'], finish_reason="length")
     broken = calls_reply(['{"name": secret}'])
     for reply in (cut, broken):

@@ -55,6 +55,7 @@ def build_provider(settings: Settings) -> Any:
         gpu=chat.local_gpu,
         aws_region=chat.aws_region,
         aws_profile=chat.aws_profile,
+        allow_plain_http=chat.allow_plain_http,
     )
 
 
@@ -128,6 +129,7 @@ def build_vision(settings: Settings) -> tuple[Any, VisionSummarizer | None]:
         api_key=agent.vision_api_key.get_secret_value() if agent.vision_api_key else None,
         base_url=agent.vision_base_url,
         timeout=settings.chat.timeout_s,
+        allow_plain_http=settings.chat.allow_plain_http,
     )
     return client, VisionSummarizer(client, agent.vision_model.split("/", 1)[-1])
 

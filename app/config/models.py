@@ -45,6 +45,12 @@ class ChatSettings(BaseModel):
         description="Your secret key for the chat model's provider; empty uses the "
         "provider's environment variable (such as OPENAI_API_KEY).",
     )
+    allow_plain_http: bool = Field(
+        False,
+        description="Send your key to a server outside this computer over plain http:// "
+        "(readable on the way: only on a network you trust); off, such a server needs "
+        "https://.",
+    )
     api_style: Literal["chat", "responses"] = Field(
         "chat",
         description="For OpenAI models only: chat uses the Chat Completions API, "

@@ -97,6 +97,7 @@ def create_provider_client(
     gpu: Literal["auto", "off"] = "auto",
     aws_region: str | None = None,
     aws_profile: str | None = None,
+    allow_plain_http: bool = False,
 ) -> ProviderClient:
     """The client for a `provider/model` route. Connects nothing yet.
 
@@ -108,7 +109,8 @@ def create_provider_client(
     the profile's (or the environment's) AWS credentials. Raises `ValueError` for a malformed
     route or base URL, `ValidationError` for a protocol this version lacks,
     `ModelNotInstalledError` for a missing local model. A missing API key is reported
-    by the first request, in words.
+    by the first request, in words; so is a key that would go over plain HTTP to a
+    server off this computer, unless `allow_plain_http`.
     """
     if api_style not in ("responses", "chat"):
         raise ValueError(f"api_style must be 'responses' or 'chat', not {api_style!r}.")
@@ -135,7 +137,13 @@ def create_provider_client(
     if route.provider == "openrouter":
         extra.setdefault("X-Title", "Companion")
     return HttpWireClient(
-        route, load_wire(wire), url, api_key=api_key, timeout=timeout, headers=extra
+        route,
+        load_wire(wire),
+        url,
+        api_key=api_key,
+        timeout=timeout,
+        headers=extra,
+        allow_plain_http=allow_plain_http,
     )
 
 

@@ -29,6 +29,7 @@ from app.llm.errors import (
     redact,
 )
 from app.llm.events import EventEmitter, ModelStreamEvent, collect_response
+from app.llm.plain_http import check_key_transport
 from app.llm.request import LLMRequest, require_stream_flag
 from app.llm.response import LLMResponse
 from app.llm.routing import ModelRoute, resolve_api_key, wire_model_name
@@ -134,8 +135,10 @@ class HttpWireClient(ModelClient):
         retry_base_delay: float = RETRY_BASE_DELAY,
         deadline: float = REPLY_DEADLINE_S,
         max_event_chars: int = MAX_EVENT_CHARS,
+        allow_plain_http: bool = False,
     ) -> None:
         self.route = route
+        self._allow_plain_http = allow_plain_http  # a key over http:// off this computer
         self.wire = wire_module
         self.provider = route.provider
         self.model = route.model
@@ -257,6 +260,9 @@ class HttpWireClient(ModelClient):
                 api_key = resolve_api_key(self.route, self._api_key)
                 body = self.wire.to_wire(request, model=model, provider=self.provider)
                 url = self.wire.endpoint(self.base_url, model, stream=streaming)
+                check_key_transport(
+                    url, key=bool(api_key), allowed=self._allow_plain_http, provider=self.provider
+                )
                 auth: httpx.Auth | None = None
                 secrets: tuple[str | None, ...] = (api_key,)
                 if self._signer is not None and not api_key:

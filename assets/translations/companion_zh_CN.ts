@@ -1321,6 +1321,10 @@
         <translation>服务器地址</translation>
     </message>
     <message>
+        <source>Key over plain http://</source>
+        <translation>通过明文 http:// 发送密钥</translation>
+    </message>
+    <message>
         <source>OpenAI interface</source>
         <translation>OpenAI 接口</translation>
     </message>
@@ -1527,6 +1531,14 @@
     <message>
         <source>Tool uses before answering</source>
         <translation>回答前最多使用工具次数</translation>
+    </message>
+    <message>
+        <source>Tools used at once</source>
+        <translation>一次最多使用的工具数</translation>
+    </message>
+    <message>
+        <source>Tools used for one message</source>
+        <translation>回答一条消息最多使用的工具数</translation>
     </message>
     <message>
         <source>Longest a tool may take</source>
@@ -1953,6 +1965,14 @@
         <translation>变量</translation>
     </message>
     <message>
+        <source>Allow plain http</source>
+        <translation>允许明文 http</translation>
+    </message>
+    <message>
+        <source>Send your key to a server outside this computer over plain http:// (readable on the way: only on a network you trust); off, such a server needs https://.</source>
+        <translation>通过明文 http:// 把密钥发送到本机以外的服务器（途中可被读取：仅限你信任的网络）；关闭时，这样的服务器需要使用 https://。</translation>
+    </message>
+    <message>
         <source>Embedded model only: a GGUF model file to use instead of the one that comes with Companion.</source>
         <translation>仅用于内置模型：一个 GGUF 模型文件，用来代替 Companion 自带的模型。</translation>
     </message>
@@ -2181,6 +2201,22 @@
         <translation>允许模型使用工具，例如时钟和截图。内置模型会在你问到屏幕时看屏幕，也总是知道当前时间，但不能运行你自己的工具或 MCP 服务器。</translation>
     </message>
     <message>
+        <source>Max tool calls per round</source>
+        <translation>每轮最多工具调用数</translation>
+    </message>
+    <message>
+        <source>How many tools the model may use at once, from 1 to 50; calls beyond that are not run, and the model is told so.</source>
+        <translation>模型一次最多可以使用几个工具（1 到 50）；超出的调用不会运行，并会告知模型。</translation>
+    </message>
+    <message>
+        <source>Max tool calls</source>
+        <translation>最多工具调用数</translation>
+    </message>
+    <message>
+        <source>How many tools the model may use while it answers one message, from 1 to 200; then it must answer with what it has.</source>
+        <translation>模型回答一条消息时最多可以使用几次工具（1 到 200）；之后必须用已有的信息回答。</translation>
+    </message>
+    <message>
         <source>A user tool: a program run without a shell; `{param}` in an argument is replaced by the model&apos;s value. Its standard output is what the model reads.</source>
         <translation>用户工具：不经过 shell 运行的程序；参数中的 `{param}` 会被替换为模型给出的值。模型读取的是它的标准输出。</translation>
     </message>
@@ -2253,6 +2289,10 @@
         <translation>允许模型的值以 &apos;-&apos; 开头，作为程序的选项；关闭时，这样的值会被拒绝，除非它在命令中的 -- 之后。</translation>
     </message>
     <message>
+        <source>Environment variables for the program, by name (it gets only these and the basics such as PATH and HOME, never your keys).</source>
+        <translation>按名称设置的程序环境变量（程序只会得到这些以及 PATH、HOME 等基本变量，绝不会得到你的密钥）。</translation>
+    </message>
+    <message>
         <source>An MCP server started as a child process and spoken to over stdio.</source>
         <translation>作为子进程启动、通过 stdio 通信的 MCP 服务器。</translation>
     </message>
@@ -2271,10 +2311,6 @@
     <message>
         <source>Env</source>
         <translation>环境变量</translation>
-    </message>
-    <message>
-        <source>Extra environment variables for the server, by name.</source>
-        <translation>服务器的额外环境变量，按名称列出。</translation>
     </message>
     <message>
         <source>Cwd</source>
@@ -2571,6 +2607,10 @@
     <message>
         <source>MCP servers that give the model more tools, by name (each with command, args, env, cwd, timeout_s, enabled).</source>
         <translation>为模型提供更多工具的 MCP 服务器，按名称列出（每项包含 command、args、env、cwd、timeout_s、enabled）。</translation>
+    </message>
+    <message>
+        <source>Environment variables for the server, by name (it gets only these and the basics such as PATH and HOME, never your keys).</source>
+        <translation>按名称设置的服务器环境变量（服务器只会得到这些以及 PATH、HOME 等基本变量，绝不会得到你的密钥）。</translation>
     </message>
     <message>
         <source>Pack</source>
