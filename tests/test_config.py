@@ -62,6 +62,31 @@ def test_broken_file_names_itself() -> None:
         load_settings()
 
 
+def test_a_file_nested_too_deeply_is_one_line_naming_it() -> None:
+    path = write_config("x = " + "[" * 900 + "]" * 900 + "\n")
+    with pytest.raises(ConfigError, match="nested too deeply") as told:
+        load_settings()
+    assert str(path) in str(told.value) and "\n" not in str(told.value)
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "config", "show"], capture_output=True, text=True
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert done.stderr.strip().count("\n") == 0 and "nested too deeply" in done.stderr
+
+
+def test_broken_json_in_a_variable_is_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COMPANION_TOOLS", '{"notes": {"command": ')
+    with pytest.raises(ConfigError, match=r"^COMPANION_TOOLS is not valid JSON \("):
+        load_settings()
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "config", "show"], capture_output=True, text=True
+    )
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "COMPANION_TOOLS is not valid JSON" in done.stderr
+
+
 def test_invalid_value_names_the_field() -> None:
     write_config("[vad]\nend_silence_ms = 5\n")
     with pytest.raises(ConfigError, match=r"vad\.end_silence_ms"):

@@ -6,12 +6,13 @@ did-you-mean; and showing them with every secret masked."""
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr, ValidationError
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsError
 
 from app.config.locations import config_path
 from app.config.models import ENV_NESTING, ENV_PREFIX, Settings
@@ -59,6 +60,20 @@ def file_warnings(data: dict[str, Any], text: str, path: Path) -> list[str]:
     return out
 
 
+_TOO_DEEP = "is not a config file Companion can read (its values are nested too deeply)"
+_FIELD = re.compile(r'field "([^"]+)"')
+
+
+def _variable_problem(exc: SettingsError) -> str:
+    """A `COMPANION_*` variable that could not be read (broken JSON, say), in one line
+    naming it."""
+    found = _FIELD.search(str(exc))
+    name = (env_variable(found.group(1)) if found else None) or "A COMPANION_* variable"
+    cause = exc.__cause__
+    why = f" ({cause})" if cause is not None else ""
+    return f"{name} is not valid JSON{why}: fix it or unset it"
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Load settings; a broken config file becomes a `ConfigError` naming the file, the
     line and the field; keys it does not know become `Settings.file_warnings`."""
@@ -74,10 +89,14 @@ def load_settings(**overrides: Any) -> Settings:
             data = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path} is not valid TOML ({exc}); fix or delete it") from exc
+        except RecursionError as exc:
+            raise ConfigError(f"{path} {_TOO_DEEP}; fix or delete it") from exc
         except OSError as exc:
             raise ConfigError(f"{path} cannot be read ({exc.strerror or exc})") from exc
     try:
         settings = resolve_secrets(Settings(**overrides))
+    except SettingsError as exc:
+        raise ConfigError(_variable_problem(exc)) from exc
     except ValidationError as exc:
         found = [
             (key_line(text, keys) if text else None, keys, words)
@@ -126,8 +145,12 @@ def load_settings_file(path: str | os.PathLike[str]) -> Settings:
         raise ConfigError(f"{path} cannot be read ({exc.strerror or exc})") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix it") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path} {_TOO_DEEP}; fix it") from exc
     try:
         loaded = _FileSettings(**data)
+    except SettingsError as exc:
+        raise ConfigError(_variable_problem(exc)) from exc
     except ValidationError as exc:
         problems = describe_validation(exc)
         raise ConfigError(f"Settings in {path} or COMPANION_* are invalid: {problems}") from exc
