@@ -98,7 +98,45 @@ def _second_model(model: Path) -> None:
     (runtime(model) / "other.model3.json").write_text(json.dumps(description(model)))
 
 
+def _huge_texture(width: int, height: int, mode: str = "1") -> Callable[[Path], None]:
+    """A texture whose header says it is huge (a 1-bit PNG of 30000×30000 is ~100 KB)."""
+
+    def make(model: Path) -> None:
+        from PIL import Image
+
+        Image.new(mode, (width, height)).save(runtime(model) / "shizuku.1024/texture_00.png")
+
+    return make
+
+
+def _outside(model: Path) -> None:
+    secret = model.parent / "secret-notes.motion3.json"
+    secret.write_text('{"Version": 3}')
+    _edit(lambda d: d["FileReferences"]["Motions"]["Idle"][0].update(
+        File=f"../../{secret.name}"))(model)
+
+
 BROKEN: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
+    "a texture of 30000×30000 (1-bit, small on disk)": (
+        _huge_texture(30_000, 30_000),
+        ("texture_00.png", "30000×30000", "larger than a Live2D model uses"),
+    ),
+    "a texture of 12000×12000": (
+        _huge_texture(12_000, 12_000),
+        ("texture_00.png", "12000×12000", "at most 8192×8192"),
+    ),
+    "physics nested 200,000 deep": (
+        _write("shizuku.physics3.json", b"[" * 200_000),
+        ("physics file", "nested too deeply"),
+    ),
+    "a motion outside the model's folder": (
+        _outside,
+        ("Idle motion", "secret-notes.motion3.json", "outside the model's folder"),
+    ),
+    "an absolute texture path": (
+        _edit(lambda d: d["FileReferences"].update(Textures=["/etc/passwd"])),
+        ("/etc/passwd", "outside the model's folder"),
+    ),
     "no moc3": (_remove("shizuku.moc3"), ("shizuku.moc3", "missing")),
     "no texture": (_remove("shizuku.1024/texture_02.png"), ("texture_02.png", "missing")),
     "a truncated texture": (
@@ -440,6 +478,19 @@ def test_a_broken_model_folder_gives_one_notice_and_the_sprite_avatar(model_copy
     told = [n for n in session.notices if "texture_00.png" in n]  # type: ignore[attr-defined]
     assert len(told) == 1 and "Showing the built-in avatar instead." in told[0]
     assert session.expressions == session.avatar_pack.names  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "crafted", ["physics nested 200,000 deep", "a texture of 30000×30000 (1-bit, small on disk)"]
+)
+def test_a_crafted_model_gives_one_notice_and_the_sprite_avatar(
+    model_copy: Path, crafted: str
+) -> None:
+    BROKEN[crafted][0](model_copy)
+    session = _session(model_copy)
+    assert session.live2d_model is None  # type: ignore[attr-defined]
+    told = [n for n in session.notices if "built-in avatar" in n]  # type: ignore[attr-defined]
+    assert len(told) == 1, session.notices  # type: ignore[attr-defined]
 
 
 def test_no_model_chosen_loads_nothing_of_live2d() -> None:

@@ -2,10 +2,13 @@
 
 The Cubism core does not fail politely: a truncated `.moc3`, a missing texture or a
 malformed JSON file can crash the whole process. So every file the `.model3.json` names is
-checked here first, in Python (it exists, its JSON parses, the moc has its magic, each
-texture is a PNG that decodes), and a folder that fails is refused in words naming the
-file and the problem. Cubism 3 and later models (`.model3.json`) are read; Cubism 2 ones
-(`.model.json`) are refused with a sentence saying so.
+checked here first, in Python (it is inside the model's folder and exists, its JSON
+parses within a size and a depth, the moc has its magic, each texture is a PNG of at most
+`MAX_TEXTURE_PIXELS`, told by its header before anything is decoded, that decodes), and a
+folder that fails is refused in words naming the file and the problem: a model from
+anywhere can neither read the user's other files nor take the memory. Cubism 3 and
+later models (`.model3.json`) are read; Cubism 2 ones (`.model.json`) are refused with a
+sentence saying so.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ MOC_MAGIC = b"MOC3"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SEARCH_DEPTH = 3  # a downloaded model often keeps its files in runtime/ or a named folder
 SEARCH_LIMIT = 400  # folders looked into at most (the user may have picked a big one)
+MAX_JSON_BYTES = 16 * 1024 * 1024  # a model's description, physics, motion files
+MAX_TEXTURE_PIXELS = 8192 * 8192  # the largest texture the Cubism editor exports
+MAX_TEXTURES_PIXELS = 4 * MAX_TEXTURE_PIXELS  # all of them (each is kept decoded)
 
 
 class Live2DModelError(Exception):
@@ -123,6 +129,11 @@ def _cubism2(path: Path) -> Live2DModelError:
 
 def _json(path: Path, what: str) -> Any:
     try:
+        if path.stat().st_size > MAX_JSON_BYTES:
+            raise Live2DModelError(
+                f"The model's {what} {path.name} is larger than a Live2D file can be "
+                f"({path.stat().st_size // (1024 * 1024)} MB)."
+            )
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise Live2DModelError(
@@ -136,12 +147,21 @@ def _json(path: Path, what: str) -> Any:
         raise Live2DModelError(
             f"The model's {what} {path.name} is not valid JSON (line {exc.lineno}: {exc.msg})."
         ) from exc
+    except RecursionError:
+        raise Live2DModelError(
+            f"The model's {what} {path.name} is not a Live2D file (nested too deeply)."
+        ) from None
 
 
 def _named(folder: Path, value: Any, what: str, model_json: Path) -> Path:
     if not isinstance(value, str) or not value.strip():
         raise Live2DModelError(f"{model_json.name} names no {what}.")
     path = (folder / value).resolve()
+    if not path.is_relative_to(folder.resolve()):
+        raise Live2DModelError(
+            f"{model_json.name} names the {what} {value}, which is outside the model's "
+            "folder: a model may only use its own files."
+        )
     if not path.is_file():
         raise Live2DModelError(
             f"{model_json.name} names the {what} {value}, which is missing from {folder}."
@@ -168,16 +188,36 @@ def _check_png_header(path: Path) -> None:
         raise Live2DModelError(f"The texture {path.name} cannot be read: {exc}") from exc
 
 
+def _png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk (right after the signature)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(24)
+    except OSError as exc:
+        raise Live2DModelError(f"The texture {path.name} cannot be read: {exc}") from exc
+    if len(head) < 24 or head[:8] != PNG_MAGIC or head[12:16] != b"IHDR":
+        raise Live2DModelError(f"The texture {path.name} is not a PNG image.")
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
 def check_textures(files: Live2DFiles) -> None:
     """Decode every texture (a truncated one fails here, not in the core); raises
     `Live2DModelError`. `read_files` does it unless told that it was done before."""
     from PIL import Image, UnidentifiedImageError
 
+    total = 0
     for path in files.textures:
+        width, height = _png_size(path)  # from its header: nothing decoded yet
+        total += width * height
+        if width * height > MAX_TEXTURE_PIXELS or total > MAX_TEXTURES_PIXELS:
+            raise Live2DModelError(
+                f"The texture {path.name} is {width}×{height}: larger than a Live2D model "
+                "uses (at most 8192×8192, four of them in all)."
+            )
         try:
             with Image.open(path) as image:
                 image.load()
-        except (OSError, UnidentifiedImageError, SyntaxError) as exc:
+        except (OSError, UnidentifiedImageError, SyntaxError, Image.DecompressionBombError) as exc:
             raise Live2DModelError(
                 f"The texture {path.name} cannot be read as an image: {exc}"
             ) from exc
