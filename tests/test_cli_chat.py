@@ -18,6 +18,7 @@ from app.agent.building import CONF_UID
 from app.agent.storage import FileStorage
 from app.llm import Role
 from tests.llm_servers import Reply, ScriptedChatServer
+from tests.test_media_screenshot import xvfb_display  # noqa: F401  (a fixture)
 
 COMPANION = [sys.executable, "-m", "app"]
 
@@ -203,3 +204,19 @@ def test_a_fact_told_to_chat_is_known_in_a_new_conversation() -> None:
     assert asked.returncode == 0, asked.stderr
     reply = " ".join(s["text"] for s in json.loads(asked.stdout)["sentences"])
     assert "luna" in reply.lower()
+
+
+def test_a_capture_the_model_takes_is_told_in_the_terminal(
+    xvfb_display: str,  # noqa: F811
+) -> None:
+    from tests.test_agent_e2e import tool_call_reply
+
+    replies = [tool_call_reply(), Reply.text_stream(["[joy] I see a blank screen."])]
+    with ScriptedChatServer(replies) as server:
+        done = companion(
+            "chat", *scripted(server), "--conversation", "new", "--text", "What's on my screen?"
+        )
+    assert done.returncode == 0, done.stderr
+    assert "took a screenshot of monitor 1 (1280×720), kept as " in done.stderr
+    shot = done.stderr.split("kept as ", 1)[1].splitlines()[0].strip()
+    assert Path(shot).is_file()

@@ -96,7 +96,7 @@ async def _turn(settings: Any, start: TurnStarter, report: Report) -> int:
     from app.agent.storage import FileStorage, InMemoryStorage
     from app.audio.playback import MemorySink
     from app.config import data_dir
-    from app.events import EventHub, Notice
+    from app.events import CaptureTaken, EventHub, Notice
     from app.llm.errors import ProviderError
     from app.session import VoiceSession
 
@@ -112,7 +112,14 @@ async def _turn(settings: Any, start: TurnStarter, report: Report) -> int:
     problems: list[str] = []
 
     def heard(event: object) -> None:
-        if isinstance(event, Notice):
+        if isinstance(event, CaptureTaken):  # never a capture the user does not see
+            where = "all monitors" if event.monitor == 0 else f"monitor {event.monitor}"
+            print(
+                f"companion: took a screenshot of {where} ({event.width}×{event.height}), "
+                f"kept as {event.path}",
+                file=sys.stderr,
+            )
+        elif isinstance(event, Notice):
             if event.error and not event.side:
                 problems.append(event.message)
             else:  # told, and the turn goes on (the voice fell back, the memory failed)
