@@ -142,3 +142,43 @@ def test_the_real_default_parts_are_installed_and_add_up_to_the_pinned_size() ->
     assert model.sha256.endswith("b046")
     with parts[0].open("rb") as first:
         assert first.read(4) == b"GGUF"
+
+
+def test_what_a_stopped_join_left_is_removed_at_the_next_start(
+    site: Path, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    for number, data in enumerate(PARTS, 1):
+        install_part(site, number, data)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    # A join killed midway (the real join in a process of its own, killed while it
+    # writes): a hidden .part file is left.
+    script = (
+        "import sys, time, tests.test_llm_local_files as t\n"
+        "from app.llm.wire import local_files as f\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "def slow(*a):\n    print('writing', flush=True); time.sleep(60)\n"
+        "f._verify = slow\n"
+        "f.prepare_model(t.fake_model(), folder=__import__('pathlib').Path(sys.argv[2]))\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, str(site), str(cache)], stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == b"writing\n"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    [left] = cache.glob(".fake.gguf.*.part")
+    fresh = cache / ".fake.gguf.another.part"  # another copy of the app, joining now
+    fresh.write_bytes(b"GGUF")
+    old = time.time() - 3600
+    os.utime(left, (old, old))
+    path = prepare_model(fake_model(), folder=cache)
+    assert path.read_bytes() == b"".join(PARTS)
+    assert not left.exists() and fresh.exists()

@@ -11,6 +11,7 @@ files ready to use.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import logging
@@ -18,6 +19,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -217,6 +219,7 @@ def prepare_model(
     """The ready GGUF of `model`, joining its parts into `folder` (the cache) first when
     needed, with progress. Raises `ModelNotInstalledError` in words: a missing package,
     a file that is not the pinned model (naming the package to reinstall), no room."""
+    _clean_leftovers(model, folder or cache_dir())
     ready = prepared_file(model, folder)
     if ready is not None:
         return ready
@@ -259,6 +262,21 @@ def prepare_model(
         temp.unlink(missing_ok=True)
     log.info("prepared %s (%d MB)", target, model.size // _MB)
     return target
+
+
+LEFTOVER_AGE_S = 120.0  # a join writes all the time: a file this still was left behind
+
+
+def _clean_leftovers(model: EmbeddedModel, folder: Path) -> None:
+    """Remove what a join stopped midway left (a kill, a power cut, a logout: its
+    temporary file of up to the model's size); one another copy of the app is writing
+    right now is left alone."""
+    now = time.time()
+    for leftover in folder.glob(f".{model.file_name}.*.part"):
+        with contextlib.suppress(OSError):
+            if now - leftover.stat().st_mtime > LEFTOVER_AGE_S:
+                leftover.unlink()
+                log.info("removed %s, left by a join that was stopped", leftover.name)
 
 
 def _join(parts: list[Path], out: object, total: int, progress: Progress | None) -> None:
