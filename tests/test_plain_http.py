@@ -76,3 +76,28 @@ async def test_the_client_refuses_before_sending_anything() -> None:
 
 def test_allowing_it_is_a_setting_off_by_default() -> None:
     assert Settings().chat.allow_plain_http is False
+
+
+async def test_https_to_a_plain_http_server_says_so_not_that_it_is_down() -> None:
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), http.server.BaseHTTPRequestHandler
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"https://127.0.0.1:{server.server_address[1]}/v1"
+        _text, error = await _ask(url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert error is not None and "speaks plain HTTP" in error and "http://" in error
+    assert "is the server running" not in error
+
+
+def test_a_servers_label_reads_right_inside_a_sentence() -> None:
+    from app.llm.errors import inside
+
+    assert inside("The server at http://10.0.0.2:8080/v1") == "the server at http://10.0.0.2:8080/v1"
+    assert inside("OpenAI") == "OpenAI"

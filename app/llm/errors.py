@@ -56,6 +56,7 @@ __all__ = [
     "error_for_status",
     "error_from_http",
     "error_from_payload",
+    "inside",
     "is_context_overflow",
     "parse_retry_after",
     "redact",
@@ -232,6 +233,12 @@ _STREAM_CLASSES: Mapping[type[ProviderError], type[ProviderStreamError]] = {
     ModelNotInstalledError: NotInstalledStreamError,
     ValidationError: ValidationStreamError,
 }
+
+
+def inside(label: str) -> str:
+    """A provider's label inside a sentence: "The server at …" becomes "the server at …"
+    (a name such as "OpenAI" stays as it is)."""
+    return "the" + label[3:] if label.startswith("The ") else label
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:

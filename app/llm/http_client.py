@@ -13,6 +13,7 @@ import importlib
 import json
 import logging
 import random
+import ssl
 from collections.abc import AsyncGenerator, Mapping
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -26,6 +27,7 @@ from app.llm.errors import (
     ProviderError,
     ProviderTimeoutError,
     ValidationError,
+    inside,
     redact,
 )
 from app.llm.events import EventEmitter, ModelStreamEvent, collect_response
@@ -115,6 +117,21 @@ class RequestSigner(Protocol):
         in what comes back. May read credentials (off the event loop); raises a
         `ProviderError` in words when there are none."""
         ...
+
+
+def _unreachable(base_url: str, exc: httpx.ConnectError) -> str:
+    """Why `base_url` could not be reached, as the cause says: a plain-HTTP server asked
+    for TLS, a certificate refused, or nothing listening."""
+    cause = exc.__cause__ or exc.__context__
+    text = str(cause or exc)
+    if "WRONG_VERSION_NUMBER" in text or "record layer failure" in text:
+        return (
+            f"{base_url} answered, but not over TLS: the server speaks plain HTTP. Use its "
+            "http:// address instead of https://."
+        )
+    if isinstance(cause, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in text:
+        return f"{base_url} did not show a certificate this computer trusts ({text})."
+    return f"Could not reach {base_url}: is the server running?"
 
 
 class HttpWireClient(ModelClient):
@@ -380,10 +397,9 @@ class HttpWireClient(ModelClient):
                             yield event
                         return
                     error = ModelResponseFailed(f"{self.label} {exc}", provider=self.provider)
-                except httpx.ConnectError:
+                except httpx.ConnectError as exc:
                     error = ProviderConnectionError(
-                        f"Could not reach {self.base_url}: is the server running?",
-                        provider=self.provider,
+                        _unreachable(self.base_url, exc), provider=self.provider
                     )
                 except (SSEEventTooLarge, BodyTooLarge) as exc:
                     error = ModelResponseFailed(
@@ -405,7 +421,7 @@ class HttpWireClient(ModelClient):
                             yield event
                         return
                     error = ProviderConnectionError(
-                        f"The connection to {self.label} failed ({type(exc).__name__}).",
+                        f"The connection to {inside(self.label)} failed ({type(exc).__name__}).",
                         provider=self.provider,
                     )
                 except Exception as exc:
@@ -413,7 +429,8 @@ class HttpWireClient(ModelClient):
                     # in words instead of an exception in the caller's loop.
                     logger.exception("The %s wire could not handle a reply", self.wire.NAME)
                     error = ModelResponseFailed(
-                        f"The reply from {self.label} could not be read ({type(exc).__name__}).",
+                        f"The reply from {inside(self.label)} could not be read "
+                        f"({type(exc).__name__}).",
                         provider=self.provider,
                     )
                 control.waiting = False

@@ -7,7 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from app.llm.errors import ModelResponseFailed, ProviderConnectionError, ProviderError, redact
+from app.llm.errors import (
+    ModelResponseFailed,
+    ProviderConnectionError,
+    ProviderError,
+    inside,
+    redact,
+)
 from app.llm.events import EventEmitter, ModelStreamEvent
 from app.llm.messages import ThinkingBlock
 from app.llm.wire.assembler import StreamAssembler
@@ -118,7 +124,7 @@ class StreamParserBase:
         """The body ended with no way to finish the reply: cut short (`done=False`), empty,
         or with output but without the protocol's end."""
         if not done:
-            why = f"The connection to {self._label} closed before the reply finished."
+            why = f"The connection to {inside(self._label)} closed before the reply finished."
             self.assembler.fail(out, ProviderConnectionError(why, provider=self._provider))
         elif not self.assembler.started:
             self._failed(out, "sent an empty reply.")
