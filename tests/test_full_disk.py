@@ -223,3 +223,15 @@ def test_a_full_disk_under_the_log_file_is_said_once_not_a_traceback_per_line(
                 logging.getLogger().removeHandler(handler)
                 with contextlib.suppress(OSError):
                     handler.close()
+
+
+def test_the_advice_fits_the_cause_room_only_for_a_full_disk() -> None:
+    import errno
+
+    from app.session.conversations import unsaved_words
+
+    full = unsaved_words(2, OSError(errno.ENOSPC, "No space left on device"))
+    assert "the disk is full" in full and "make some room" in full
+    for cause in (errno.EROFS, errno.EACCES):
+        told = unsaved_words(1, OSError(cause, "nope"))
+        assert "make some room" not in told and "let Companion write to its data folder" in told

@@ -20,9 +20,13 @@ def fail(message: str, code: int = 1) -> int:
 def not_saved_words(result: TurnResult) -> str:
     """Why a command's turn (a `TurnResult` with `saved` False) is not in the history:
     the process ends, so what waited in memory is lost with it."""
+    problem = result.save_problem or "unknown"
+    # The problem is in the app's own words (`write_problem_words`): they say which fix.
+    allowed = "read-only" not in problem and "may not be written" not in problem
+    fix = "make some room" if allowed else "let Companion write to its data folder"
     return (
-        f"the turn could not be saved to the history: {result.save_problem or 'unknown'}. "
-        "Its messages are lost when this command ends; make some room and ask again."
+        f"the turn could not be saved to the history: {problem}. "
+        f"Its messages are lost when this command ends; {fix} and ask again."
     )
 
 

@@ -21,6 +21,7 @@ from app.agent.storage import (
     ConversationStorage,
     HistoryNotSaved,
     check_id,
+    write_fix_words,
     write_problem_words,
 )
 from app.events import ConversationChanged, EventHub, Notice, SessionEvent, TurnFinished
@@ -38,7 +39,7 @@ def unsaved_words(unsaved: int, problem: OSError | None) -> str:
     what = "The last message waits" if unsaved == 1 else f"The last {unsaved} messages wait"
     return (
         f"The conversation is not saved: {why}. {what} in memory and will be saved as soon "
-        "as there is room; make some room and keep Companion open."
+        f"as it can be; {write_fix_words(problem)} and keep Companion open."
     )
 
 
