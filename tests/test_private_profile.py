@@ -82,3 +82,30 @@ def test_two_programs_saving_at_once_never_fail(tmp_path: Path) -> None:
     assert [saver.returncode for saver in savers] == [0, 0], errors
     assert 'name = "a149"' in path.read_text() or 'name = "b149"' in path.read_text()
     assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]
+
+
+def test_where_a_key_goes_is_said_truly_with_or_without_a_keyring(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import app.ui.settings_fields as fields
+
+    monkeypatch.setattr(fields, "keyring_works", lambda: False)  # as on this machine
+    told = fields.key_place_text()
+    assert "No system keyring works here" in told and "readable only by you" in told
+    assert "OPENAI_API_KEY" in told  # the other choice: the environment
+    monkeypatch.setattr(fields, "keyring_works", lambda: True)
+    assert fields.key_place_text().startswith("The key is kept in your system's keyring")
+
+
+def test_a_refusing_keyring_backend_counts_as_none() -> None:
+    import keyring
+    from keyring.backends import fail
+
+    from app.config.secret_store import keyring_works
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        assert keyring_works() is False
+    finally:
+        keyring.set_keyring(previous)

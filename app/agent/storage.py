@@ -46,7 +46,6 @@ __all__ = [
     "HistoryNotSaved",
     "InMemoryStorage",
     "check_id",
-    "write_fix_words",
     "write_problem_words",
 ]
 
@@ -73,20 +72,6 @@ def write_problem_words(exc: OSError) -> str:
     detail = exc.strerror or str(exc) or type(exc).__name__
     reason = reasons.get(exc.errno or 0)
     return f"{reason} ({detail})" if reason else detail
-
-
-_NOT_ALLOWED = (errno.EROFS, errno.EACCES, errno.EPERM)
-
-
-def write_fix_words(exc: OSError | None) -> str:
-    """What the user can do about a failed write: room for a full disk; for a folder that
-    may not be written, its permissions (or a disk mounted read-only)."""
-    if exc is not None and exc.errno in _NOT_ALLOWED:
-        return (
-            "let Companion write to its data folder (its permissions, or a disk mounted "
-            "read-only)"
-        )
-    return "make some room"
 
 
 class HistoryNotSaved(OSError):

@@ -26,6 +26,22 @@ def store_secret(name: str, value: str) -> str:
     return KEYRING_PREFIX + name
 
 
+def keyring_works() -> bool:
+    """Whether a system keyring can keep a key here (no D-Bus secret service, a headless
+    box or a locked-down session: the `keyring` package falls back to a backend that
+    refuses everything)."""
+    try:
+        import keyring
+        from keyring.backends import fail
+
+        backend = keyring.get_keyring()
+        if isinstance(backend, fail.Keyring):
+            return False
+        return float(getattr(backend, "priority", 1)) > 0
+    except Exception:  # a broken keyring backend: no keyring, whatever it raised
+        return False
+
+
 def resolve_secret(reference: str) -> str | None:
     """The keyring's value for a `keyring:NAME` reference; None when it has none."""
     try:

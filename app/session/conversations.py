@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 
 from app.agent import MemoryAgent
@@ -21,7 +22,6 @@ from app.agent.storage import (
     ConversationStorage,
     HistoryNotSaved,
     check_id,
-    write_fix_words,
     write_problem_words,
 )
 from app.events import ConversationChanged, EventHub, Notice, SessionEvent, TurnFinished
@@ -30,6 +30,19 @@ from app.llm import Msg
 log = logging.getLogger(__name__)
 
 RETRY_S = 5.0  # how often history that could not be written is tried again
+
+_NOT_ALLOWED = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def write_fix_words(exc: OSError | None) -> str:
+    """What the user can do about a failed write: room for a full disk; for a folder that
+    may not be written, its permissions (or a disk mounted read-only)."""
+    if exc is not None and exc.errno in _NOT_ALLOWED:
+        return (
+            "let Companion write to its data folder (its permissions, or a disk mounted "
+            "read-only)"
+        )
+    return "make some room"
 
 
 def unsaved_words(unsaved: int, problem: OSError | None) -> str:

@@ -63,6 +63,7 @@ from app.ui.settings_fields import (
     PROVIDERS,
     TAKES_BASE_URL,
     key_kept_text,
+    key_place_text,
     provider_label,
 )
 from app.ui.status_line import StatusLine
@@ -250,9 +251,7 @@ class FirstRunGuide(QDialog):
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
         if chat.api_key is not None:
             self.api_key.setPlaceholderText(key_kept_text())
-        key_note = QLabel(
-            self.tr("The key is kept in your system's keyring, not in the settings file.")
-        )
+        key_note = QLabel(key_place_text())
         key_note.setWordWrap(True)
         form.addRow(self.tr("Provider"), self.provider)
         form.addRow(self.tr("Model"), self.model_name)

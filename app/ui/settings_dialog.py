@@ -83,6 +83,7 @@ from app.ui.settings_fields import (
     TABS,
     field_kind,
     humanize,
+    key_place_text,
     tab_of,
     walk_fields,
 )
@@ -246,9 +247,10 @@ class SettingsDialog(QDialog):
         privacy = QLabel(
             self.tr(
                 "Companion looks at your screen only when you ask about it or the model asks "
-                "for a screenshot, and you always see a notice when it does. Keys are kept in "
-                "your system's keyring, never in the settings file."
+                "for a screenshot, and you always see a notice when it does."
             )
+            + " "
+            + key_place_text()
         )
         privacy.setWordWrap(True)
         pages["privacy"].addWidget(privacy)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 from PySide6.QtCore import QCoreApplication
 
+from app.config.secret_store import keyring_works
 from app.ui.settings_words import CHECKBOX_TEXT as CHECKBOX_TEXT
 from app.ui.settings_words import CHOICE_LABELS as CHOICE_LABELS
 from app.ui.settings_words import DEFAULT_HEADERS as DEFAULT_HEADERS
@@ -74,6 +75,17 @@ def provider_label(provider: str) -> str:
 
 def key_kept_text() -> str:
     return _tr("(saved — leave empty to keep it)")
+
+
+def key_place_text() -> str:
+    """Where a key typed here goes, true for this system (a keyring may not work)."""
+    if keyring_works():
+        return _tr("The key is kept in your system's keyring, not in the settings file.")
+    return _tr(
+        "No system keyring works here: the key is kept in the settings file, readable "
+        "only by you. To keep it out of the file, leave this empty and set it in the "
+        "environment instead (OPENAI_API_KEY, ANTHROPIC_API_KEY, …)."
+    )
 
 
 # -- where each field goes ----------------------------------------------------------------

@@ -451,10 +451,6 @@
         <translation>仅用于 OpenAI 兼容服务器</translation>
     </message>
     <message>
-        <source>The key is kept in your system&apos;s keyring, not in the settings file.</source>
-        <translation>密钥保存在系统钥匙串中，不会写入设置文件。</translation>
-    </message>
-    <message>
         <source>Provider</source>
         <translation>服务商</translation>
     </message>
@@ -969,8 +965,8 @@
         <translation>Companion 设置</translation>
     </message>
     <message>
-        <source>Companion looks at your screen only when you ask about it or the model asks for a screenshot, and you always see a notice when it does. Keys are kept in your system&apos;s keyring, never in the settings file.</source>
-        <translation>只有在你问到屏幕或模型请求截图时，Companion 才会查看你的屏幕，而且每次都会提示你。密钥保存在系统钥匙串中，绝不会写入设置文件。</translation>
+        <source>Companion looks at your screen only when you ask about it or the model asks for a screenshot, and you always see a notice when it does.</source>
+        <translation>只有在你问到屏幕、或模型请求截图时，伙伴才会查看你的屏幕，而且每次都会有提示。</translation>
     </message>
     <message>
         <source>Open the Memory page…</source>
@@ -2333,6 +2329,10 @@
         <translation>其他兼容 OpenAI 的服务器</translation>
     </message>
     <message>
+        <source>The key is kept in your system&apos;s keyring, not in the settings file.</source>
+        <translation>密钥保存在系统钥匙串中，不会写入设置文件。</translation>
+    </message>
+    <message>
         <source>This is how the microphone listens now (changed in the window); a choice made here applies now and when Companion starts.</source>
         <translation>这是麦克风现在的收音方式（在窗口中改过）；在这里做的选择会立即生效，下次启动 Companion 时也会使用。</translation>
     </message>
@@ -2887,6 +2887,10 @@
     <message>
         <source>(saved — leave empty to keep it)</source>
         <translation>（已保存 — 留空则保持不变）</translation>
+    </message>
+    <message>
+        <source>No system keyring works here: the key is kept in the settings file, readable only by you. To keep it out of the file, leave this empty and set it in the environment instead (OPENAI_API_KEY, ANTHROPIC_API_KEY, …).</source>
+        <translation>此系统上没有可用的系统钥匙串：密钥会保存在设置文件中，只有你能读取。若不想把它写进文件，请将此处留空，改为在环境变量中设置（OPENAI_API_KEY、ANTHROPIC_API_KEY 等）。</translation>
     </message>
     <message>
         <source>Embedded (offline, on this computer)</source>
