@@ -4,7 +4,9 @@ window closes the normal way, a command stops its turn and records it as interru
 instead of the process dying with the user's words unwritten.
 
 Each is passed to whatever handles SIGINT when it arrives (asyncio's runner, the
-window's handler, or Python's default, which raises `KeyboardInterrupt`).
+window's handler, or Python's default, which raises `KeyboardInterrupt`) — once: a
+logout or a closed terminal often sends both, and a second Ctrl+C would cut the clean
+ending short. A signal the app was started to ignore (`nohup`) stays ignored.
 """
 
 from __future__ import annotations
@@ -26,10 +28,13 @@ def end_like_ctrl_c() -> None:
     if threading.current_thread() is not threading.main_thread():
         return
     for signum in _LIKE_CTRL_C:
-        signal.signal(signum, _as_ctrl_c)
+        if signal.getsignal(signum) != signal.SIG_IGN:
+            signal.signal(signum, _as_ctrl_c)
 
 
 def _as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    for other in _LIKE_CTRL_C:  # the app is ending now: the next one changes nothing
+        signal.signal(other, signal.SIG_IGN)
     handler = signal.getsignal(signal.SIGINT)
     if callable(handler):
         handler(signal.SIGINT, frame)

@@ -77,3 +77,38 @@ def test_a_signal_in_the_memory_wait_keeps_the_turn_to_learn_from(signum: int) -
     with contextlib.closing(sqlite3.connect(path)) as conn:
         kept = [said for (said,) in conn.execute("SELECT said FROM pending_turns")]
     assert kept == ["My cat is called Luna."]  # looked at after the next start
+
+
+def test_a_logout_that_sends_two_signals_still_ends_cleanly() -> None:
+    pieces = ["[joy] Let me", " think about", " that for", " a long", " long while."]
+    with ScriptedChatServer([Reply.text_stream(pieces, delay=1.0)]) as server:
+        proc = subprocess.Popen(
+            [*COMPANION, "chat", *scripted(server), "--conversation", "new",
+             "--text", "My locker code is 4711."],
+            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not server.requests and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(1.5)
+            proc.send_signal(signal.SIGHUP)  # the terminal closed
+            proc.send_signal(signal.SIGTERM)  # and the session ended
+            _out, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    assert proc.returncode == 130, err
+    [conversation] = history().list_conversations(CONF_UID)
+    messages = history().load(CONF_UID, conversation.uid)
+    assert messages[0].text == "My locker code is 4711." and len(messages) == 2
+
+
+def test_a_signal_the_app_was_started_to_ignore_stays_ignored() -> None:
+    script = (
+        "import signal\nfrom app.ending import end_like_ctrl_c\n"
+        "signal.signal(signal.SIGHUP, signal.SIG_IGN)\nend_like_ctrl_c()\n"
+        "print(signal.getsignal(signal.SIGHUP) == signal.SIG_IGN,"
+        " callable(signal.getsignal(signal.SIGTERM)))\n"
+    )
+    done = subprocess.run([*COMPANION[:1], "-c", script], capture_output=True, text=True)
+    assert done.stdout.split() == ["True", "True"], done.stderr

@@ -362,12 +362,25 @@ async def test_a_whole_that_drops_the_going_on_hears_it_alone() -> None:
     assert words is None and nothing.calls == [3, 2] and not barge.going_on
 
 
+async def test_a_cut_in_the_wrong_place_never_makes_a_going_on_an_mm_hm() -> None:
+    # The whole heard the first part's fillers as nothing: the cut lands near the end
+    # and leaves "right?", an acknowledgement; heard alone, the going-on says more.
+    first = "Um, uh, I will take the"
+    heard = _Heard({3: "I will take the second one, right?", 2: "second one, right?"})
+    words, barge = await _going_on_words(heard, first=first)
+    assert words is not None and heard.calls == [3, 2] and barge.resumes == 0
+    assert words.text == "second one, right?"
+    assert words.whole == "I will take the second one, right?"
+
+
 async def test_the_companions_own_voice_in_the_whole_is_not_a_going_on() -> None:
     said = "Nice to meet you, Priya! What do you do for a living?"
     first = "Hello, I'm Priya, a nurse."  # (the whole is not mostly the companion's words)
-    heard = _Heard({3: f"{first} Nice to meet you, Priya! What do you do?"})
+    echo = "Nice to meet you, Priya! What do you do?"
+    heard = _Heard({3: f"{first} {echo}", 2: echo})
     words, barge = await _going_on_words(heard, said, first)
     assert words is None and barge.echoes == 1
+    assert heard.calls == [3, 2]  # the going-on alone confirmed it: its own voice
 
 
 def test_a_withdrawn_turn_is_never_recorded_even_once_confirmed() -> None:

@@ -234,6 +234,7 @@ def test_a_file_another_program_keeps_locked_is_waited_for_never_moved(tmp_path:
     holder = _hold_locked(path, 3.0)
     try:
         store = MemoryStore(path, busy_timeout_s=0.2)
+        store.open()  # at start, in a thread: the lock is waited for
         assert store.count("Mika") == 1 and not store.in_ram  # opened once it was let go
         assert store.drain_notices() == [] and _moved_aside(path) == []
         store.add("Mika", MemoryDraft("The user has a cat."))
@@ -247,14 +248,15 @@ def test_a_file_another_program_keeps_locked_is_waited_for_never_moved(tmp_path:
 def test_a_lock_that_is_never_let_go_leaves_the_file_as_it_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import app.memory.database as database
+    import app.memory.store as store_module
 
-    monkeypatch.setattr(database, "OPEN_WAIT_S", 0.5)
+    monkeypatch.setattr(store_module, "OPEN_WAIT_S", 0.5)
     path = tmp_path / "memory.sqlite3"
     _one_memory(path)
     holder = _hold_locked(path, 60.0)
     try:
         store = MemoryStore(path, busy_timeout_s=0.2)
+        store.open()
         store.add("Mika", MemoryDraft("The user has a cat."))
         [notice] = store.drain_notices()
         assert "in use by another program" in notice and "left as it is" in notice

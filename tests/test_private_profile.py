@@ -109,3 +109,16 @@ def test_a_refusing_keyring_backend_counts_as_none() -> None:
         assert keyring_works() is False
     finally:
         keyring.set_keyring(previous)
+
+
+def test_a_data_folder_moved_to_the_home_folder_leaves_home_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    home.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    assert _mode(private_folder(home)) == 0o755  # `COMPANION_DATA_DIR=~`: not closed
+    tmp_path.chmod(0o755)
+    assert _mode(private_folder(tmp_path)) == 0o755  # nor a folder above it
+    assert _mode(private_folder(home / "companion")) == 0o700  # its own folder is

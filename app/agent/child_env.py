@@ -2,9 +2,9 @@
 environment holds the providers' keys (`OPENAI_API_KEY` and the rest, whichever provider
 is configured); a program the model can run gets only what any program needs — the
 variables the MCP SDK passes on by default (HOME, LOGNAME, PATH, SHELL, TERM, USER, and
-their Windows equivalents), the locale and time zone, and the desktop session's address
-(so a tool can show a notification or read the screen) — plus what its own config
-names (`env`).
+their Windows equivalents), the locale and time zone, the desktop session's address
+(so a tool can show a notification or read the screen) and the network's proxy and
+certificates — plus what its own config names (`env`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ _WINDOWS = (
 _SESSION = (
     "LANG", "LC_ALL", "LC_CTYPE", "TZ", "DISPLAY", "WAYLAND_DISPLAY", "XDG_RUNTIME_DIR",
     "DBUS_SESSION_BUS_ADDRESS", "TMPDIR",
+    # the network the user set up (a proxy, a company's certificates)
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+    "no_proxy", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
 )  # fmt: skip
 INHERITED = (_WINDOWS if sys.platform == "win32" else _POSIX) + _SESSION
 

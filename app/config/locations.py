@@ -37,12 +37,22 @@ def private_folder(folder: Path) -> Path:
     files' own modes (those of an older version included). Left as it is when another
     user owns it or it cannot be changed (the app's files are still written 0600)."""
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if os.name == "posix":
+    if os.name == "posix" and not _shared(folder):
         with contextlib.suppress(OSError):
             info = folder.stat()
             if info.st_uid == os.getuid() and info.st_mode & 0o077:
                 folder.chmod(0o700)
     return folder
+
+
+def _shared(folder: Path) -> bool:
+    """A folder that is more than the app's: the home folder or one above it (a data
+    folder moved there with `$COMPANION_DATA_DIR` must not close the user's home)."""
+    try:
+        real, home = folder.resolve(), Path.home().resolve()
+    except (OSError, RuntimeError):
+        return True
+    return real == home or real in home.parents
 
 
 def private_profile() -> None:

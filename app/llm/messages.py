@@ -77,7 +77,7 @@ class ToolUseBlock(_Block):
     id: str = Field(default_factory=lambda: f"call_{uuid.uuid4().hex[:24]}")
     name: str
     input: dict[str, Any] = Field(default_factory=dict)
-    refused: str | None = None
+    refused: str | None = Field(default=None, exclude=True)  # (its result says why)
 
 
 class ToolResultBlock(_Block):

@@ -18,18 +18,21 @@ from app.memory.schema import SCHEMA_VERSION, NewerSchema, migrate, schema_versi
 
 log = logging.getLogger(__name__)
 
-OPEN_WAIT_S = 30.0  # a lock at start is waited for this long (opening is off the turn's path)
+OPEN_WAIT_S = 15.0  # a lock at start is waited for this long (opening is off the turn's path)
 
 
 def connect(
-    path: Path | None, busy_timeout_s: float, notices: list[str]
+    path: Path | None, busy_timeout_s: float, notices: list[str], *, wait_s: float | None = None
 ) -> tuple[sqlite3.Connection, bool]:
-    """A connection to the memory file at `path` (None: RAM), and whether it is in RAM."""
+    """A connection to the memory file at `path` (None: RAM), and whether it is in RAM.
+    A lock is waited for `wait_s` (default `busy_timeout_s`: opened on a turn's path,
+    it must not hold the turn up; `MemoryStore.open`, off it, waits `OPEN_WAIT_S`)."""
     if path is None:
         return _ram(), True
+    wait = busy_timeout_s if wait_s is None else max(busy_timeout_s, wait_s)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = _file(path, max(busy_timeout_s, OPEN_WAIT_S))
+        conn = _file(path, wait)
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
         return conn, False
     except NewerSchema as exc:
@@ -42,7 +45,7 @@ def connect(
         if _locked(exc):
             notices.append(
                 f"The memory file {path} is in use by another program (it kept it locked "
-                f"for {OPEN_WAIT_S:g} seconds): it is left as it is, and memories are kept "
+                f"for {wait:g} seconds): it is left as it is, and memories are kept "
                 "only until Companion closes. Close that program and start Companion again."
             )
         elif why is None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.llm.request import estimate_text_tokens
-from app.memory.database import connect, describe
+from app.memory.database import OPEN_WAIT_S, connect, describe
 from app.memory.terms import index_terms, match_query, query_terms, quoted
 
 log = logging.getLogger(__name__)
@@ -170,10 +170,12 @@ class MemoryStore:
 
     # ----- opening ---------------------------------------------------------------------
     def open(self) -> None:
-        """Open (and if needed create, migrate or replace) the file now."""
+        """Open (and if needed create, migrate or replace) the file now, off the turns'
+        path (at start, in a thread): a lock another program holds is waited for
+        `OPEN_WAIT_S` here, and only `busy_timeout_s` when the first use opens it."""
         with self._lock:
             if self._conn is None:
-                self._conn = self._connect()
+                self._conn = self._connect(OPEN_WAIT_S)
 
     def drain_notices(self) -> list[str]:
         """What the user should read about the file (moved aside, kept in RAM), once."""
@@ -181,8 +183,8 @@ class MemoryStore:
             notices, self._notices = self._notices, []
             return notices
 
-    def _connect(self) -> sqlite3.Connection:
-        conn, self.in_ram = connect(self.path, self.busy_timeout_s, self._notices)
+    def _connect(self, wait_s: float | None = None) -> sqlite3.Connection:
+        conn, self.in_ram = connect(self.path, self.busy_timeout_s, self._notices, wait_s=wait_s)
         return conn
 
     def close(self) -> None:

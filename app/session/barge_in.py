@@ -227,15 +227,24 @@ class BargeIns:
     ) -> tuple[str, str, float]:
         """A going-on heard as part of its turn: the whole turn transcribed (again, when
         more joined meanwhile), and the words after those of `before` taken as the new
-        ones. When the whole brings no new words, the going-on alone is heard too (the
-        whole may have dropped a sentence): no words of the user's are lost for it."""
+        ones. Those words are found by where the first part's words end, which a whole
+        heard differently can put in the wrong place: so when they would make the
+        going-on nothing (no new words, the companion's own voice, an "mm-hm"), the
+        going-on is heard alone and that decides. No words of the user's are lost for
+        a cut in the wrong place, or a whole that dropped a sentence."""
         while True:
             whole = await self._hear(before.pcm + b"".join(parts))
             if not self._more:
                 break
             speech_end = self._take_more(parts, speech_end)
         text = went_on_with(before.words, whole)
-        if not text:
-            text = await self._hear(b"".join(parts))
-            whole = join_words(before.words, text) if text else ""
+        if not text or is_backchannel(text) or is_own_words(text, self._view.said):
+            heard = len(parts)
+            alone, speech_end = await self._hear_parts(list(parts), parts, speech_end)
+            if alone and not (is_backchannel(alone) or is_own_words(alone, self._view.said)):
+                # (the whole is kept unless it had none of it, or more was said since)
+                whole = whole if text and len(parts) == heard else join_words(before.words, alone)
+            else:
+                whole = ""
+            text = alone
         return text, whole, speech_end

@@ -323,11 +323,9 @@ class UserTurns:
         for told in list(self._result_watchers):
             told(result)
 
-    async def _going_on_with(self) -> Before | None:
+    async def _going_on_with(self, spoken: _Spoken | None) -> Before | None:
         """The turn the user is going on with, once its words are in (the going-on is
-        heard again with it, as a whole); None when it is not a going-on, or the turn
-        had no words."""
-        spoken = self._spoken if self._barge.going_on else None
+        heard again with it, as a whole); None when there is none, or it had no words."""
         if spoken is None or not spoken.pcm:
             return None
         await spoken.heard.wait()
@@ -337,7 +335,8 @@ class UserTurns:
         """The words said over a reply: with words, they are the next turn; when the
         user was going on with the turn being answered, its reply is withdrawn (nothing
         of it stored) and the words join it, answered as one turn."""
-        words = await self._barge.words(pcm, speech_end, await self._going_on_with())
+        heard_with = self._spoken if self._barge.going_on else None
+        words = await self._barge.words(pcm, speech_end, await self._going_on_with(heard_with))
         if words is None:
             return
         if not words.detected and not words.continues:
@@ -361,7 +360,9 @@ class UserTurns:
             and (not going_on.ran or self._turns.withdraw(going_on.turn_id))
         ):
             self.continued += 1
-            turn_id, text = going_on.turn_id, words.whole or join_words(going_on.words, words.text)
+            # The whole is this turn's only if it was heard with this turn.
+            whole = words.whole if going_on is heard_with else ""
+            turn_id, text = going_on.turn_id, whole or join_words(going_on.words, words.text)
             pcm = going_on.pcm + pcm  # (a going-on after this one is heard with all of it)
             details = {"continued": True}
             log.info("the user went on with turn %d: %r", turn_id, text)
