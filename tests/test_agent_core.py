@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from app.agent import AgentCore, AgentTurnError, InMemoryStorage, ToolStatus
 from app.agent.outputs import ThinkingDelta
+from app.agent.reply_guard import MAX_REPLY_CHARS
 from app.agent.tools import Tool, ToolContext, ToolRegistry
 from app.agent.vision import SUMMARIES_KEY, VisionSummarizer
 from app.llm import (
@@ -506,11 +507,17 @@ async def test_a_turn_cancelled_mid_tool_records_the_call_as_cancelled() -> None
     assert len(provider.requests) == 1
 
 
-async def test_a_hundred_thousand_character_reply_is_kept_whole() -> None:
-    # Words that never repeat (a repeating reply is a loop, which the guard stops).
-    text = " ".join(f"w{n}" for n in range(30_000))[:100_000]
+async def test_a_reply_is_bounded_by_the_app_whatever_the_server_sends() -> None:
+    # 100,000 characters of sentences that never repeat (a repeating reply is a loop,
+    # which the guard stops): the app stops it at MAX_REPLY_CHARS, at a sentence's end.
+    text = " ".join(f"Note w{n} is kept." for n in range(8_000))[:100_000]
     pieces = [text[i : i + 100] for i in range(0, len(text), 100)]
     core, _, storage = make_core([Step(text=pieces)])
     out = await run(core, [], "talk a lot")
-    assert len("".join(str(o) for o in out)) == 100_000
-    assert len(storage.load("c", core.history_uid)[-1].text) == 100_000
+    said = "".join(o for o in out if isinstance(o, str))
+    assert MAX_REPLY_CHARS - 100 <= len(said) <= MAX_REPLY_CHARS
+    stored = storage.load("c", core.history_uid)[-1].text
+    assert stored.endswith("is kept.") and len(stored) <= MAX_REPLY_CHARS
+    assert len(stored) > MAX_REPLY_CHARS - 30  # all its whole sentences
+    # A voice reply stops at its sentences long before this: no limit set here.
+    assert core.max_sentences == 0

@@ -3,6 +3,8 @@
 `ReplyGuard` watches one model call's text as it streams. It stops the call
 
 * when the reply has said `max_sentences` sentences (a voice answer is short),
+* when the reply reaches `MAX_REPLY_CHARS`, whatever the server does (a voice reply
+  that long would take half an hour to say),
 * when the model starts a sentence it already said, or circles on a few words
   ("I'm sorry, I'm sorry, I'm sorry"): what came before the loop is kept, the loop is
   neither spoken nor stored, so it cannot teach the next turns to loop,
@@ -64,6 +66,7 @@ _MAX_MARKS_RUN = 6  # "...", "?!", "!!!!!!" end sentences; a seventh mark in a r
 _WINDOW = 120  # words looked back at
 # A sentence said again counts as a loop once it has this much to it.
 _MIN_REPEATED_CHARS = 4
+MAX_REPLY_CHARS = 20_000  # about 3,000 words; what was said up to the last sentence is kept
 
 
 @dataclass(slots=True, frozen=True)
@@ -141,6 +144,9 @@ class ReplyGuard:
             if self._looping_at(char, at):
                 self.cut = "loop"
                 self.text += delta[:offset]
+                return delta[:offset], True
+            if at - self._words_from >= MAX_REPLY_CHARS and not self._splitter.thinking:
+                self.cut = "length"
                 return delta[:offset], True
             self.text += char
             was_thinking = self._splitter.thinking
