@@ -1,6 +1,7 @@
 """An hour of a quiet room through the listening path: CPU creep and memory growth.
 
     python bench/bench_soak.py [--minutes 60] [--noise-dbfs -60] [--no-gate] [--no-tracemalloc]
+    python bench/bench_soak.py --turns     (one turn's cost as the conversation grows)
 
 What `VoiceSession.listen` does to every 32 ms frame of always-on listening
 (`SileroVad.probability`, then `Endpointer.push` with the settings' VAD config), on
@@ -86,7 +87,16 @@ def main() -> None:
     parser.add_argument("--noise-dbfs", type=float, default=-60.0)
     parser.add_argument("--no-gate", action="store_true")
     parser.add_argument("--no-tracemalloc", action="store_true")
+    parser.add_argument(
+        "--turns", action="store_true",
+        help="instead: one turn's cost after 10 and after 5,000 earlier turns",
+    )
     args = parser.parse_args()
+    if args.turns:
+        from bench.soak_turns import run
+
+        run()
+        return
     window = min(10, max(1, (args.minutes - 1) // 3))
 
     v = Settings().vad
