@@ -16,6 +16,7 @@ from app.agent import BatchInput, FileStorage, InMemoryStorage, MemoryAgent, Sen
 from app.agent.commit import TurnCommit
 from app.agent.memory_agent import INTERRUPTED_NOTE
 from app.agent.outputs import ToolStatus
+from app.agent.reply_guard import MAX_REPLY_CHARS
 from app.agent.tools import ToolContext
 from app.llm import Msg
 from tests.test_agent_core import Nothing, Step, call, make_core, tool
@@ -245,15 +246,18 @@ async def test_in_memory_and_file_storage_behave_the_same_for_amendments(tmp_pat
         assert [m.text for m in storage.load("c", uid)] == ["a", "B", "C"]
 
 
-async def test_a_hundred_thousand_character_reply_is_spoken_and_kept_whole() -> None:
-    # Sentences that never repeat (a repeating reply is a loop, which the guard stops).
+async def test_a_very_long_reply_is_spoken_and_kept_up_to_the_apps_bound() -> None:
+    # Sentences that never repeat (a repeating reply is a loop, which the guard stops):
+    # 100,000 characters sent, spoken and kept up to MAX_REPLY_CHARS, whole sentences.
     pieces = [f"This is sentence {n} of a very long answer. " for n in range(3000)]
     text = "".join(pieces)[:100_000]
     core, _, storage = make_core([Step(text=[text[i : i + 50] for i in range(0, len(text), 50)])])
     agent = MemoryAgent(core)
     out = [s async for s in agent.chat(BatchInput(["talk"]))]
-    assert len(out) > 1000
-    assert storage.load("c", core.history_uid)[-1].text == text
+    stored = storage.load("c", core.history_uid)[-1].text
+    assert text.startswith(stored) and stored.endswith("of a very long answer.")
+    assert MAX_REPLY_CHARS - 50 < len(stored) <= MAX_REPLY_CHARS
+    assert len(out) == stored.count("of a very long answer.")  # each one spoken
 
 
 async def test_unbalanced_think_and_bracket_tags_do_not_lose_the_turn() -> None:

@@ -112,3 +112,29 @@ def test_a_signal_the_app_was_started_to_ignore_stays_ignored() -> None:
     )
     done = subprocess.run([*COMPANION[:1], "-c", script], capture_output=True, text=True)
     assert done.stdout.split() == ["True", "True"], done.stderr
+
+
+def test_a_kill_during_a_reply_keeps_what_the_user_said() -> None:
+    pieces = ["[joy] Let me", " think about", " that for", " a long", " long while."]
+    with ScriptedChatServer([Reply.text_stream(pieces, delay=1.0)]) as server:
+        proc = subprocess.Popen(
+            [*COMPANION, "chat", *scripted(server), "--conversation", "new",
+             "--text", "My locker code is 4711."],
+            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not server.requests and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(1.5)  # the reply is streaming
+            proc.send_signal(signal.SIGKILL)  # no handler runs: a crash, a power cut
+            proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    store = history()
+    [conversation] = store.list_conversations(CONF_UID)
+    messages = store.load(CONF_UID, conversation.uid)  # the next start reads it
+    assert [m.role for m in messages] == ["user", "assistant"], messages
+    assert messages[0].text == "My locker code is 4711."
+    assert messages[1].metadata.get("interrupted") and messages[1].metadata["heard"] == ""
+    assert store.load(CONF_UID, conversation.uid) == messages  # added once

@@ -153,6 +153,7 @@ class AgentTurn(OutcomeStream[TurnItem]):
     async def _items(self) -> AsyncGenerator[TurnItem, None]:
         core = self.core
         user = mask_message(self._user, core.redactor)
+        self._hold(user)
         self._note = core.recall(user.text, self.history_uid, len(self._history))
         turn = self._messages = [user]
         asked_again = False
@@ -255,6 +256,18 @@ class AgentTurn(OutcomeStream[TurnItem]):
                 shrink = True
                 continue
             return
+
+    def _hold(self, user: Msg) -> None:
+        """The user's message kept until the turn is recorded (`app.agent.held_words`);
+        a speculative reply's only once it is confirmed (a discarded one leaves none)."""
+        held = self.core.held
+        if held is None:
+            return
+        conf_uid, history_uid = self.conf_uid, self.history_uid
+        if self._commit is None or not self._commit.held:
+            held.hold(conf_uid, history_uid, user)
+        else:
+            self._commit.on_confirm = lambda: held.hold(conf_uid, history_uid, user)
 
     def _statuses(self, calls: list[ToolUseBlock]) -> list[ToolStatus]:
         """What the user sees of a round's calls: each one run; those not run are

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from app.agent.core import AgentCore
+from app.agent.held_words import HeldWords
 from app.agent.looking import (
     CANNOT_LOOK_HINT,
     LOOKS_ON_REQUEST_HINT,
@@ -22,7 +23,7 @@ from app.agent.looking import (
 from app.agent.memory_agent import MemoryAgent
 from app.agent.persona import Character, CharacterError, load_character
 from app.agent.prompt import TOOLS_HINT
-from app.agent.storage import ConversationStorage
+from app.agent.storage import ConversationStorage, FileStorage
 from app.agent.tools import ToolRegistry, builtin_tools, command_tool
 from app.agent.vision import ScreenTextDescriber, VisionSummarizer
 from app.avatar.pack import AvatarPack, ExpressionSource, expressions_for, load_pack_or_default
@@ -264,6 +265,7 @@ def build_agent(
         # llama.cpp reuses the prompt's unchanged beginning: trim so it rarely changes
         stable_trim=settings.chat.model.startswith("local/"),
         app_tool_calls=screen_look_calls if settings.agent.enable_tool else None,
+        held=HeldWords(storage.root) if isinstance(storage, FileStorage) else None,
         reply_form=reply_form(settings, expressions),
     )
     core.memory = build_long_term_memory(settings, character, core)

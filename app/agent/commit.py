@@ -47,6 +47,7 @@ class TurnCommit:
         self._record: Recording | None = None
         self._recorded = False
         self.outcome: TurnOutcome | None = None  # once the turn ran: what it cost
+        self.on_confirm: Callable[[], None] | None = None  # told once, when confirmed
 
     @property
     def held(self) -> bool:
@@ -80,6 +81,9 @@ class TurnCommit:
             return
         self.state = CommitState.CONFIRMED
         self._confirmed.set()
+        told, self.on_confirm = self.on_confirm, None
+        if told is not None:
+            told()
         self._maybe_record()
 
     def settle(self, heard: str | None) -> None:

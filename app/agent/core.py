@@ -27,6 +27,7 @@ from app.agent.agent_turn import AgentTurn, AgentTurnError, TurnOutcome, rejects
 from app.agent.clock import TimeNotes
 from app.agent.commit import TurnCommit
 from app.agent.context_fit import StableStart, first_fitting
+from app.agent.held_words import HeldWords
 from app.agent.looking import fold_app_looks
 from app.agent.masking import mask_message
 from app.agent.model_call import ModelCallStream, stream_call
@@ -134,6 +135,9 @@ class AgentCore:
     # The secrets masked in all a turn brings in (the model's words, tool results, the
     # user's): key shapes only unless the session gives its configured keys.
     redactor: Redactor = field(default_factory=Redactor)
+    # Where the user's message of a turn in flight waits until it is recorded (a crash
+    # mid-reply loses nothing): with file storage.
+    held: HeldWords | None = None
     tools_rejected: bool = False  # the model refused tools once: not offered again
     memory: TurnMemory | None = None  # long-term memory, when on
     # Token estimates of history messages by identity (the message is kept to make

@@ -80,6 +80,8 @@ def record_turn(
         log.info("could not save the turn (%s); it stays in memory", exc)  # told in words
         unsaved = exc.unsaved if isinstance(exc, HistoryNotSaved) else len(messages)
         return Saved(unsaved, write_problem_words(exc))
+    if core.held is not None:  # written: the user's message need not be held any more
+        core.held.release(turn.conf_uid, turn.history_uid)
     # Written, with whatever waited from before; or still waiting elsewhere.
     problem = storage.write_problem
     return Saved(storage.unsaved(), write_problem_words(problem) if problem else None)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from app.agent.durable import append_whole, free_backup_name, fsync_dir, write_new
+from app.agent.held_words import fold_held, held_path
 from app.agent.history_records import TITLE_CHARS, Replay, check_id, is_app_id, replay_line
 from app.llm import Msg
 from app.text_input import readable
@@ -331,6 +332,11 @@ class FileStorage:
 
     # ----- reading ----------------------------------------------------------------------
     def load(self, conf_uid: str, history_uid: str) -> list[Msg]:
+        fold_held(self, conf_uid, history_uid, self._path(conf_uid, history_uid))
+        return self.load_written(conf_uid, history_uid)
+
+    def load_written(self, conf_uid: str, history_uid: str) -> list[Msg]:
+        """The conversation as written (a message a crash left held not added yet)."""
         replay = self._read(conf_uid, history_uid)
         return [] if replay is None else replay.messages
 
@@ -477,6 +483,7 @@ class FileStorage:
         with self._lock:
             self._pending.pop(path, None)  # deleted for good: nothing of it is written later
             path.unlink(missing_ok=True)
+            held_path(path).unlink(missing_ok=True)
 
 
 def _valid(uid: str) -> bool:
