@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 __all__ = ["append_whole", "free_backup_name", "fsync_dir", "write_new"]
@@ -66,6 +67,23 @@ def write_new(path: Path, data: bytes) -> None:
             path.unlink()
         raise
     os.close(fd)
+
+
+def replace_whole(path: Path, text: str) -> None:
+    """`path` replaced by `text` at once: written to a temporary file of its own beside
+    it (two writers never share one; 0600), synced, renamed over it; a crash leaves the
+    old file or the new one, and a failure leaves no temporary behind."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
 
 
 def fsync_dir(folder: Path) -> None:

@@ -19,11 +19,10 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.agent.durable import fsync_dir
+from app.agent.durable import fsync_dir, replace_whole
 from app.agent.notes import INTERRUPTED_NOTE
 from app.llm import Msg, Role
 
@@ -61,16 +60,7 @@ class HeldWords:
         data = json.dumps({"pid": os.getpid(), "msg": message.model_dump(mode="json")})
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as file:
-                    file.write(data)
-                    file.flush()
-                    os.fsync(file.fileno())
-                os.replace(name, path)
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(name)
+            replace_whole(path, data)
             fsync_dir(path.parent)
         except OSError as exc:
             log.info("could not hold the user's message of the turn (%s)", exc)

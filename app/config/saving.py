@@ -4,11 +4,8 @@ keys into the keyring, and the user's comments and layout kept (tomlkit)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -214,18 +211,8 @@ def save_settings(settings: Settings, path: Path | None = None) -> Path:
 
 
 def write_privately(path: Path, text: str) -> None:
-    """`path` replaced by `text` at once: written to a temporary file of its own (two
-    saves at the same moment never share one), flushed to the disk, then renamed over
-    it, so a crash mid-write never leaves half a file. Readable by the user only (0600:
-    it may hold a key when there is no keyring)."""
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-        raise
+    """`path` replaced by `text` at once, readable by the user only (it may hold a key
+    when there is no keyring): see `app.agent.durable.replace_whole`."""
+    from app.agent.durable import replace_whole
+
+    replace_whole(path, text)

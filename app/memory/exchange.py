@@ -14,14 +14,13 @@ The file is written whole to a temporary name, synced, then renamed over the tar
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from app.agent.durable import replace_whole
 from app.memory.store import KINDS, MAX_TEXT, MemoryDraft, MemoryItem
 
 FORMAT = "companion-memories"
@@ -102,16 +101,7 @@ def write_file(path: Path, character: str, items: Sequence[MemoryItem]) -> None:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        replace_whole(path, data)
     except OSError as exc:
         why = "the disk is full" if exc.errno == 28 else (exc.strerror or str(exc))
         raise ExchangeError(f"Could not write {path}: {why}.") from exc
