@@ -19,15 +19,14 @@ import contextlib
 import json
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from app.agent.durable import fsync_dir, replace_whole
+from app.agent.history_records import check_id
 from app.agent.notes import INTERRUPTED_NOTE
 from app.llm import Msg, Role
-
-if TYPE_CHECKING:
-    from app.agent.storage import FileStorage
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +40,14 @@ def held_path(conversation: Path) -> Path:
     return conversation.with_name(conversation.stem + SUFFIX)
 
 
+class Conversations(Protocol):
+    """What folding a held message needs of the storage (`FileStorage`)."""
+
+    def load_written(self, conf_uid: str, history_uid: str) -> list[Msg]: ...
+
+    def append(self, conf_uid: str, history_uid: str, messages: Sequence[Msg]) -> None: ...
+
+
 class HeldWords:
     """Holds each conversation's turn in flight (`root`: the history folder)."""
 
@@ -48,8 +55,6 @@ class HeldWords:
         self.root = Path(root)
 
     def _path(self, conf_uid: str, history_uid: str) -> Path:
-        from app.agent.storage import check_id
-
         check_id(conf_uid, "configuration")
         return self.root / conf_uid / f"{check_id(history_uid)}{SUFFIX}"
 
@@ -71,7 +76,9 @@ class HeldWords:
             self._path(conf_uid, history_uid).unlink(missing_ok=True)
 
 
-def fold_held(storage: FileStorage, conf_uid: str, history_uid: str, conversation: Path) -> None:
+def fold_held(
+    storage: Conversations, conf_uid: str, history_uid: str, conversation: Path
+) -> None:
     """Add a message a crash left held to its conversation (see the module doc)."""
     path = held_path(conversation)
     try:
