@@ -162,8 +162,9 @@ class AgentTurn(OutcomeStream[TurnItem]):
             calls = core.app_tool_calls(user) if core.app_tool_calls else []
             if calls and core.tools is not None and not core.offered_tools():
                 turn.append(Msg(role=Role.ASSISTANT, content=list(calls)))
+                calls = self._budget.take(calls)  # those over a limit answered, not run
                 self._pending = calls
-                for status in self._statuses(calls := self._budget.take(calls)):
+                for status in self._statuses(calls):
                     yield status
                 turn.extend(await self._run_tools(calls, user.text))
             while True:
@@ -201,8 +202,9 @@ class AgentTurn(OutcomeStream[TurnItem]):
                     turn.append(reply)
                     break
                 turn.append(reply)
+                calls = self._budget.take(calls)  # those over a limit answered, not run
                 self._pending = calls
-                for status in self._statuses(calls := self._budget.take(calls)):
+                for status in self._statuses(calls):
                     yield status
                 if self._commit is not None:
                     await self._commit.confirmed()  # a tool's effects cannot be taken back
