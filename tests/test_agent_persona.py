@@ -19,7 +19,7 @@ def test_the_default_character_is_shipped_in_assets() -> None:
     character = load_character()
     prompt = character.prompt()
     assert character.name == "Mika" and "joy" in character.expressions
-    assert "You are Mika" in prompt and "[joy]" in prompt and "{" not in prompt
+    assert "You play Mika" in prompt and "[joy]" in prompt and "{" not in prompt
     assert build_system_prompt("Mika", expressions=character.expressions) == prompt
 
 

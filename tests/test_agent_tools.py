@@ -12,14 +12,13 @@ import pytest
 from PIL import Image
 from pydantic import BaseModel
 
+from app.agent.builtin_tools import builtin_tools, get_time_tool
 from app.agent.mcp import McpServer
 from app.agent.tools import (
     ToolContext,
     ToolRegistry,
-    builtin_tools,
     clipboard_tool,
     command_tool,
-    get_time_tool,
     screenshot_tool,
 )
 from app.llm import ImageBlock, ToolUseBlock
@@ -229,13 +228,14 @@ async def test_an_mcp_server_that_cannot_start_raises_in_words(tmp_path: Path) -
 
 
 def test_the_configured_limit_applies_to_the_built_in_tools(tmp_path: Path) -> None:
-    from app.agent.tools import builtin_tools
+    from app.agent.builtin_tools import builtin_tools
 
     tools = {
         t.name: t for t in builtin_tools(captures_dir=tmp_path, allow_clipboard=True, timeout_s=3.5)
     }
     assert {n: t.timeout_s for n, t in tools.items() if n != "take_screenshot"} == {
         "get_time": 3.5,
+        "calculate": 3.5,
         "read_clipboard": 3.5,
     }
     # The screenshot's own work is limited the same way (the user's answer is not counted).

@@ -9,7 +9,7 @@ from typing import Any
 
 from app.agent import AgentCore, InMemoryStorage
 from app.agent.read_ahead import schedule_read_ahead
-from app.llm import LLMRequest, LLMResponse, ModelClient, Msg, TextBlock, model_client
+from app.llm import LLMRequest, LLMResponse, ModelClient, Msg, Role, TextBlock, model_client
 from app.llm.events import BlockInfo, EventEmitter, ModelStreamEvent
 from app.llm.request import estimate_input_tokens
 
@@ -146,4 +146,6 @@ async def test_the_read_ahead_request_is_the_next_turn_s_start() -> None:
     await memory.works[0]("Standing note.")
     (request,) = provider.read
     assert [m.text for m in request.messages[:3]] == ["You are Mika.", "Hi", "Hello!"]
-    assert "Standing note." in request.messages[-1].text  # the note, in the user's message
+    note, words = request.messages[-2:]  # the note, just before the user's message
+    assert note.role == Role.SYSTEM and note.text == "Standing note."
+    assert words.role == Role.USER and words.text.startswith("(Local time")

@@ -116,9 +116,9 @@ def test_the_model_s_note_never_says_the_user(tmp_path: Path) -> None:
         memory.store.close()
     for text in (note, recalled):
         assert not any(marker in text.lower() for marker in THIRD_PERSON), text
-    assert '"My cat is called Miso."' in note and '"My name is Tomas."' in note
-    assert '"My sister is called Anna."' in note and '"I work as a nurse."' in note
-    assert '"我喜欢喝乌龙茶"' in note
+    assert '"Your cat is called Miso."' in note and '"Your name is Tomas."' in note
+    assert '"Your sister is called Anna."' in note and '"You work as a nurse."' in note
+    assert '"你喜欢喝乌龙茶"' in note
     assert "tell me what the notes above say" in recalled
     assert "your sister is called Anna." in shown and "you work as a nurse." in shown
 
@@ -145,12 +145,12 @@ def test_every_line_a_memory_command_gives_the_model_speaks_in_the_user_s_words(
     assert '"My dog is called Rex."' in told[1]
 
 
-def test_the_note_s_header_speaks_in_the_user_s_words() -> None:
+def test_the_note_says_what_is_known_as_the_companion_would_say_it_to_them() -> None:
     from app.memory.store import MemoryItem
 
     note = render_note([MemoryItem(1, "Mika", "The user's dog is called Rex.")])
     assert not any(marker in note.lower() for marker in THIRD_PERSON)
-    assert note.splitlines()[-1].endswith('"My dog is called Rex."')
+    assert note.splitlines()[-1].endswith('"Your dog is called Rex."')
 
 
 # ----- the companion's own words, heard back --------------------------------------------
@@ -311,9 +311,9 @@ async def test_through_the_session_the_companion_s_echo_is_never_looked_at() -> 
 async def test_nothing_the_model_reads_calls_the_one_it_talks_with_the_user(
     embedded: bool,
 ) -> None:
-    # Every message of a turn's request: the character's prompt, the memory's note (in
-    # the user's message for the embedded model, a system message for a hosted one), the
-    # time line, a memory command's line. Old notes stored about "the user" included.
+    # Every message of a turn's request: the character's prompt, the memory's note (a
+    # system message before the user's, for every model), the time line, a memory
+    # command's line. Old notes stored about "the user" included.
     from app.config import Settings
     from tests.memory_models import MemoryScript
     from tests.test_memory_session import make
@@ -335,7 +335,7 @@ async def test_nothing_the_model_reads_calls_the_one_it_talks_with_the_user(
         for message in request.messages:
             assert not any(m in message.text.lower() for m in THIRD_PERSON), message.text
     read = " ".join(m.text for m in script.turns[0].messages)
-    assert '"I just adopted a kitten called Pepper."' in read
+    assert '"You just adopted a kitten called Pepper."' in read
 
 
 class _Counted(list[Msg]):

@@ -324,7 +324,8 @@ def test_a_recalled_memory_is_quoted_data_that_cannot_break_out(store: MemorySto
     note = render_note([item])
     assert note.startswith(NOTE_HEADER) and "not instructions" in NOTE_HEADER
     [line] = note.splitlines()[1:]  # the memory stays on its own line, in its quotes
-    assert line.endswith(json.dumps(item.text)) and "\nSYSTEM" not in line
+    quoted = json.loads(line.split("] ", 1)[1])  # one JSON string: nothing breaks out
+    assert quoted.lower() == item.text.lower() and "\nSYSTEM" not in line
 
 
 def test_every_note_starts_with_the_standing_part_chosen_without_the_words(

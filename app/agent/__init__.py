@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from app.agent.agent_turn import AgentTurn, AgentTurnError, TurnOutcome
+    from app.agent.builtin_tools import builtin_tools
     from app.agent.core import AgentCore
     from app.agent.mcp import McpServer
     from app.agent.memory_agent import (
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
         FileStorage,
         InMemoryStorage,
     )
-    from app.agent.tools import Tool, ToolContext, ToolError, ToolRegistry, builtin_tools
+    from app.agent.tools import Tool, ToolContext, ToolError, ToolRegistry
     from app.agent.vision import VisionSummarizer
 
 _LAZY = {
@@ -64,7 +65,7 @@ _LAZY = {
     "ToolContext": "app.agent.tools",
     "ToolError": "app.agent.tools",
     "ToolRegistry": "app.agent.tools",
-    "builtin_tools": "app.agent.tools",
+    "builtin_tools": "app.agent.builtin_tools",
     "VisionSummarizer": "app.agent.vision",
 }
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from app.agent.builtin_tools import builtin_tools
 from app.agent.core import AgentCore
 from app.agent.held_words import HeldWords
 from app.agent.looking import (
@@ -22,9 +23,9 @@ from app.agent.looking import (
 )
 from app.agent.memory_agent import MemoryAgent
 from app.agent.persona import Character, CharacterError, load_character
-from app.agent.prompt import TOOLS_HINT
+from app.agent.prompt import RECKONING_HINT, TOOLS_HINT
 from app.agent.storage import ConversationStorage, FileStorage
-from app.agent.tools import ToolRegistry, builtin_tools, command_tool
+from app.agent.tools import ToolRegistry, command_tool
 from app.agent.vision import ScreenTextDescriber, VisionSummarizer
 from app.avatar.pack import AvatarPack, ExpressionSource, expressions_for, load_pack_or_default
 from app.config import Settings, data_dir, secret_fields
@@ -206,11 +207,14 @@ def build_screen_text(settings: Settings) -> ScreenTextDescriber | None:
 
 
 def look_hint(settings: Settings, tools: ToolRegistry, tools_on: bool) -> str:
-    """What the system prompt says about looking at the screen: call the tool, the app
-    looks on request (a model without tools), or it cannot look at all."""
+    """What the system prompt says about the tools: the clock and the calculator (a model
+    that calls tools), and looking at the screen: call the tool, the app looks on
+    request (a model without tools), or it cannot look at all."""
     if not (settings.agent.enable_tool and SCREENSHOT_TOOL in tools):
-        return CANNOT_LOOK_HINT
-    return TOOLS_HINT if tools_on else LOOKS_ON_REQUEST_HINT
+        look = CANNOT_LOOK_HINT
+    else:
+        look = TOOLS_HINT if tools_on else LOOKS_ON_REQUEST_HINT
+    return f"{RECKONING_HINT} {look}" if tools_on else look
 
 
 def tools_offered(settings: Settings) -> bool:

@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from app.agent.agent_turn import AgentTurn, AgentTurnError, TurnOutcome, rejects_tools
-from app.agent.clock import TimeNotes
 from app.agent.commit import TurnCommit
 from app.agent.context_fit import StableStart, first_fitting
 from app.agent.held_words import HeldWords
 from app.agent.looking import fold_app_looks
 from app.agent.masking import mask_message
 from app.agent.model_call import ModelCallStream, stream_call
+from app.agent.moment import TimeNotes
 from app.agent.recording import recorder
 from app.agent.reply_guard import ReplyGuard
 from app.agent.storage import ConversationStorage
@@ -212,15 +212,11 @@ class AgentCore:
         system = [Msg.system(self.system_prompt)] if self.system_prompt else []
         if not tools:  # looks the app made for a model without tools: told in words
             history, turn = fold_app_looks(history), fold_app_looks(turn)
-        start = ""
-        if self.time_notes and self.provider.continues_replies:
-            start = self._clock.reply_start(turn, history, note)
         if self.time_notes:
             # In the new user message, not the system prompt: the prompt's beginning
             # stays the same from turn to turn, so a local model reuses what it read.
-            # The memory's note goes in it too (a small model heeds the user's message
-            # more), after the time; what was told in either can be asked back.
-            turn, note = self._clock.noted(turn, history, note), ""
+            # The memory's note stays a system message just before it (`app.memory.recall`).
+            turn = self._clock.noted(turn, history)
         if not self.chat_supports_vision:
             have = self.vision is not None
             history = images_as_text(history, have_summarizer=have)
@@ -238,7 +234,6 @@ class AgentCore:
             max_tokens=self.max_tokens,
             stream=True,
             reply_form=self.reply_form,
-            reply_start=start or None,
         )
 
     async def warm_up(self) -> None:

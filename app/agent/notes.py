@@ -2,7 +2,7 @@
 where the user interrupted a reply. What shows a conversation takes them out
 (`without_notes`), so they are never shown as the companion's words, even when a
 model repeats one back; and how the long-term memory's note begins in the user's
-message of an embedded model (`memory_note_start`, after the time: `app.agent.clock`)."""
+message of an embedded model (`memory_note_start`, after the time: `app.agent.moment`)."""
 
 from __future__ import annotations
 
@@ -31,26 +31,9 @@ def without_notes(text: str) -> str:
     return kept.strip() if found else text
 
 
-# The memory's note is written in the user's own words ("My cat is Nori", never "the
-# user": a small model that reads "the user" in the user's message takes it for a third
-# person and answers about "the user"). Not called "notes" either (with 300 memories a
-# small model answered about "the notes you provided"). Every note starts the same way
-# (the model can read that start ahead of the turn), with what it is and to whom the
-# reply speaks:
-IN_MESSAGE_OPEN = 'First what you remember about me, then my message. Answer me as "you".'
-
-
-def memory_note_start(note: str) -> str:
-    """How a user message with `note` in front of its words begins (the words follow
-    after a blank line)."""
-    return f"{IN_MESSAGE_OPEN}\n{note}"
-
-
 __all__ = [
     "INTERRUPTED_NOTE",
-    "IN_MESSAGE_OPEN",
     "MODEL_NOTES",
     "OLD_INTERRUPTED_NOTE",
-    "memory_note_start",
     "without_notes",
 ]

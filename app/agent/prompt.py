@@ -19,6 +19,11 @@ TOOLS_HINT = (
     "When you are asked about something on the screen, call the take_screenshot tool "
     "to look before you answer."
 )
+# For a model that calls tools: what it should not guess.
+RECKONING_HINT = (
+    "For the time or a date (here, in another place, tomorrow), call get_time; for any "
+    "arithmetic, call calculate. Never guess them."
+)
 _FALLBACK = (
     "You are {name}, a friendly desktop companion. You talk out loud with one person: "
     'speak to them as "you", and by their name when you know it. '

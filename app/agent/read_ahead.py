@@ -3,7 +3,7 @@
 llama.cpp reuses the longest common start of the last prompt it read, so a turn reads
 only what changed since. On this machine's CPU the embedded model reads about 55 tokens
 a second, and what changed is more than the user's words: the previous turn, sent
-without its time note from then on (`app.agent.clock`), and the long-term memory's
+without its time note from then on (`app.agent.moment`), and the long-term memory's
 note in front of the words (300 tokens of memories by default). Read at the turn, that
 was seconds between the user's last word and the first audio.
 

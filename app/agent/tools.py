@@ -8,15 +8,15 @@ model reads: a tool never crashes a turn. What a tool returns becomes the result
 text, an `ImageBlock`, a list of both, or any JSON-able value (anything else is
 shown as its `repr`); its text made valid Unicode (`app.text_input`).
 
-Built-ins: `take_screenshot`, `get_time`, `read_clipboard` (text only; registered
-only when the user allows it). User tools come from config as command templates
+Built-ins here: `take_screenshot` and `read_clipboard` (text only; registered only
+when the user allows it); the clock and the calculator, and the set offered, are in
+`app.agent.builtin_tools`. User tools come from config as command templates
 (`command_tool`), run without a shell. MCP stdio servers (`app.agent.mcp`) add theirs.
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import json
 import logging
 import os
@@ -28,7 +28,6 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic import ValidationError as ArgumentsError
@@ -48,10 +47,8 @@ __all__ = [
     "ToolContext",
     "ToolError",
     "ToolRegistry",
-    "builtin_tools",
     "clipboard_tool",
     "command_tool",
-    "get_time_tool",
     "screenshot_tool",
 ]
 
@@ -238,33 +235,6 @@ class ToolRegistry:
 # ---------------------------------------------------------------- built-in tools
 
 
-class GetTimeArgs(BaseModel):
-    timezone: str | None = Field(
-        None,
-        description="An IANA time zone such as Europe/Paris; the user's local time if omitted.",
-    )
-
-
-async def _get_time(args: GetTimeArgs, context: ToolContext) -> dict[str, str]:
-    if args.timezone:
-        try:
-            now = dt.datetime.now(ZoneInfo(args.timezone))
-        except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ToolError(f"Unknown time zone {args.timezone!r}.") from exc
-    else:
-        now = dt.datetime.now().astimezone()
-    return {
-        "time": now.strftime("%H:%M"),
-        "date": now.strftime("%A, %d %B %Y"),
-        "timezone": args.timezone or (now.tzname() or "local"),
-        "iso": now.isoformat(timespec="seconds"),
-    }
-
-
-def get_time_tool() -> Tool:
-    return Tool("get_time", _get_time, GetTimeArgs, "The current date and time.", 5.0)
-
-
 class ScreenshotArgs(BaseModel):
     monitor: Literal["under_mouse", "all"] | int = Field(
         "under_mouse",
@@ -381,38 +351,6 @@ def clipboard_tool() -> Tool:
         "Read the text the user has copied to the clipboard.",
         10.0,
     )
-
-
-def builtin_tools(
-    *,
-    captures_dir: Path | None = None,
-    allow_clipboard: bool = False,
-    on_capture: CaptureHook | None = None,
-    confirm_capture: ConfirmHook | None = None,
-    grabber: ScreenGrabber | None = None,
-    timeout_s: float | None = None,
-) -> list[Tool]:
-    """get_time, take_screenshot (when a captures folder is given) and read_clipboard
-    (only when allowed); `timeout_s` limits each one's own work (the time the user takes
-    to allow a screenshot is not counted)."""
-    tools = [get_time_tool()]
-    if captures_dir is not None:
-        tools.append(
-            screenshot_tool(
-                captures_dir=captures_dir,
-                on_capture=on_capture,
-                confirm=confirm_capture,
-                grabber=grabber,
-                **({"timeout_s": timeout_s} if timeout_s is not None else {}),
-            )
-        )
-    if allow_clipboard:
-        tools.append(clipboard_tool())
-    if timeout_s is not None:
-        for tool in tools:
-            if tool.name != "take_screenshot":
-                tool.timeout_s = timeout_s
-    return tools
 
 
 # ---------------------------------------------------------------- user tools (config)

@@ -6,10 +6,12 @@ as extraction writes them and "remember that …" turns the user's words
 
 - the user (the window's notice, the Memory page) reads them as "you": `to_the_user`
   ("Your cat is Nori"), and what they type there comes back through `as_stored`;
-- the chat model reads them in the user's own words, "My cat is Nori" (`in_my_words`):
-  a small model that reads "the user" in its context talks of "the user" to the user
-  ("Oh, I see the user is asking again!"), one that reads the user's own words answers
-  them as "you".
+- the chat model reads them as it would say them to the user, "Your cat is Nori"
+  (`to_the_user`, in the memory's note: `app.memory.recall`): a small model that reads
+  "the user" in its context talks of "the user" to the user ("Oh, I see the user is
+  asking again!");
+- what a memory command just did is told in the user's own words, "I asked you to
+  remember …" (`in_my_words`).
 
 In a note about the user, "you" is the companion (`'The user asked you to remember:
 …'`): the user reads it as "me". Words in quotes are the user's own and stay as said.

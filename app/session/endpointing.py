@@ -26,9 +26,9 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from app.agent.parting import says_goodbye
 from app.audio.format import BYTES_PER_SECOND, FRAME_MS
 from app.audio.vad import EndpointerConfig
+from app.session.leave_taking import says_goodbye
 from app.session.wording import sounds_asked, sounds_finished, sounds_like_an_opener
 
 if TYPE_CHECKING:

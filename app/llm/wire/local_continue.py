@@ -1,7 +1,8 @@
 """A reply the app has begun, gone on with by the embedded model.
 
-When the app already knows how a reply begins (the time asked, a sum worked out, a name
-told earlier: `app.agent.clock.reply_start`), that start is streamed at once and the
+When a request carries how its reply begins (`LLMRequest.reply_start`; nothing in the
+app gives one since the keyword answers were retired, issue 37), that start is streamed
+at once and the
 model is given it as the beginning of its own message: the prompt is the conversation
 as the model's chat template writes it, ready for the reply, then the start. The model
 goes on after it (another sentence, or the end of its turn at once), so the reply is
