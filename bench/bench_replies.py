@@ -155,6 +155,10 @@ async def run_language(language: str, seed: int, args: argparse.Namespace) -> Ru
     await session.load_models()
     talk = Talk(session, run)
     try:
+        # The memory first: every turn after it is queued for the memory's writer too,
+        # and the script waits for what it learned before asking in a new conversation.
+        for _ in range(args.memory_rounds):
+            await memory_script(talk, language, rng)
         per = args.per_conversation
         openings = corpus_openings(language, args.openings, rng)
         for start in range(0, len(openings), per):
@@ -175,8 +179,6 @@ async def run_language(language: str, seed: int, args: argparse.Namespace) -> Ru
         for sign, words in news(language, args.news, rng):
             await talk.new()  # each alone: the last one's mood is not this one's
             run.news.append((sign, await talk.say("news", words)))
-        for _ in range(args.memory_rounds):
-            await memory_script(talk, language, rng)
         if session.memory is not None:
             print("  memory learned:", [item.text for item in session.memory.items()])
     finally:
@@ -187,7 +189,7 @@ async def run_language(language: str, seed: int, args: argparse.Namespace) -> Ru
 async def memory_script(talk: Talk, language: str, rng: random.Random) -> None:
     told, untold = told_and_untold(language, rng)
     memory = talk.session.memory
-    if memory is not None:  # each round starts knowing nothing (no name from the last)
+    if memory is not None and talk.conversation:  # each round starts knowing nothing
         await talk.learned()
         memory.forget_everything()
     await talk.new()
