@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.llm import Msg, Role, TextBlock
+from app.own_words import HAN_CHAR, KANA_OR_HANGUL
 
 __all__ = ["IN_CHINESE", "TimeNotes", "in_chinese", "time_note"]
 
@@ -88,8 +89,8 @@ def _part_of_day_zh(hour: int) -> str:
 def in_chinese(text: str) -> bool:
     """Whether `text` is written in Chinese: Han characters, more of them than Latin
     words, and no kana ("你叫Tomas。" is; "My cat is called 小白." and Japanese are not)."""
-    han = len(re.findall(r"[\u4e00-\u9fff]", text))
-    if not han or re.search(r"[\u3040-\u30ff]", text):
+    han = len(HAN_CHAR.findall(text))
+    if not han or KANA_OR_HANGUL.search(text):
         return False
     return han > len(re.findall(r"[A-Za-z]+", text))
 
